@@ -1,0 +1,39 @@
+# hallclock — every install step lives here, so a fresh machine needs only `make`.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+NODE_STAMP := tools/mpvm/node_modules/.installed
+
+.PHONY: setup demo test bench firmware clean help
+
+help:
+	@echo "make demo    set up, then play the sample game on a virtual clock and print the report"
+	@echo "make test    set up, then run every test"
+	@echo "make bench   benchmarks -> bench/results.json"
+	@echo "make firmware  the .mpy build of the firmware (build/firmware)"
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+$(NODE_STAMP): tools/mpvm/package.json tools/mpvm/package-lock.json
+	npm ci --prefix tools/mpvm --no-audit --no-fund --loglevel=error
+	touch $@
+
+setup: $(STAMP) $(NODE_STAMP)
+
+demo: $(STAMP)
+	$(BIN)/hallclock demo
+
+test: setup
+	$(PY) -m pytest -q
+
+# Each area keeps its own targets in mk/ (hardware, firmware checks, benchmarks).
+-include mk/*.mk
+
+clean:
+	rm -rf $(VENV) tools/mpvm/node_modules build hallclock-demo

@@ -1,0 +1,163 @@
+"""The Czech Scrabble move clock (ČAS rules 16.8, 4.2, 5.1.2-5.1.4, 9.1, 10.1,
+10.2.6, 11.1-11.2) and, through ``core.round``, the round's hall signals.
+
+Time enters as integer ticks (ms).  Deadlines are absolute ticks made with
+``ticks_add``; what is left is computed from them, never accumulated.
+"""
+from micropython import const
+
+from ..events import (
+    BTN_A, BTN_B, BTN_GONG, BTN_PAUSE, BTN_START, EV_EXPIRED, EV_PAUSE,
+    EV_PRESS, EV_RESUME, EV_TURN, EV_WARN, NULL)
+from .round import Round
+from .timing import ticks_add, ticks_diff
+
+_IDLE = const(0)  # no move has started
+_RUNNING = const(1)  # the player's limit is running
+_OVERTIME = const(2)  # the limit ran out; the clock counts the overtime
+_PAUSED = const(3)
+
+
+class ScrabbleClock:
+    """One table's clock.  ``emit(code, now, v0, v1, v2, v3)`` receives events."""
+
+    def __init__(self, settings, emit):
+        self._emit = emit
+        self.limit_ms = settings["move_s"] * 1000
+        self.warn_ms = tuple(s * 1000 for s in settings["warn_s"])  # descending
+        self.round = Round(settings, emit)
+        self.state = _IDLE
+        self.player = NULL  # whose time runs (or stopped, when paused)
+        self.move = 0  # move in progress (1 = A's first)
+        self.deadline = 0  # tick at which the running limit ends
+        self.seg_start = 0  # tick at which the current running segment began
+        self.used_ms = 0  # running time of the move before the current segment
+        self.next_warn = 0  # index into warn_ms of the next warning due
+        self.paused_left = 0  # ms of the limit left when paused (display)
+
+    # -- inputs ---------------------------------------------------------
+    def button(self, code, now):
+        if code == BTN_A or code == BTN_B:
+            self._player_press(code, now)
+        elif code == BTN_PAUSE:
+            if self.state == _PAUSED:
+                self._resume(self.player, now)
+            elif self.state != _IDLE:
+                self._pause(now)
+        elif code == BTN_START:
+            self.round.start(now, self.move_or_null())
+        elif code == BTN_GONG:
+            self.round.manual(now, self.move_or_null())
+
+    def _player_press(self, who, now):
+        if self.state == _IDLE:
+            # 4.2, 5.1.2: after the start signal B starts A's first move.
+            if who == BTN_B:
+                self._start_move(0, now)
+            return
+        other = 1 - who
+        if self.state == _PAUSED:
+            # 9.1, 10.1, 11.2: a press restarts the opponent's time, fresh limit.
+            if other == self.player:
+                self._resume(other, now)
+            else:
+                self._end_move(self.player, now)
+                self._start_move(other, now)
+                self._emit(EV_RESUME, now, other, self.move, self.limit_ms, 0)
+            return
+        if who != self.player:
+            return  # a press by the player whose time is not running
+        self._end_move(who, now)
+        self._start_move(other, now)
+
+    # -- moves ----------------------------------------------------------
+    def _arm(self, now):
+        """A fresh limit from ``now`` (16.8: every press starts a new limit)."""
+        self.deadline = ticks_add(now, self.limit_ms)
+        self.seg_start = now
+        self.next_warn = 0
+        self.state = _RUNNING
+
+    def _start_move(self, who, now):
+        self.player = who
+        self.move += 1
+        self.used_ms = 0
+        self._arm(now)
+        self.round.move_started(now, self.move)
+        self._emit(EV_TURN, now, who, self.move, self.limit_ms, 0)
+
+    def _end_move(self, who, now):
+        used = self.used_ms
+        if self.state != _PAUSED:
+            used += ticks_diff(now, self.seg_start)
+        self._emit(EV_PRESS, now, who, self.move, used, 0)
+        self.round.move_ended(now, self.move)
+
+    def _pause(self, now):
+        self.used_ms += ticks_diff(now, self.seg_start)
+        self.paused_left = ticks_diff(self.deadline, now)
+        self.state = _PAUSED
+        self._emit(EV_PAUSE, now, self.player, self.move, 0, 0)
+
+    def _resume(self, who, now):
+        self._arm(now)
+        self._emit(EV_RESUME, now, who, self.move, self.limit_ms, 0)
+
+    def move_or_null(self):
+        return self.move if self.move else NULL
+
+    # -- time -----------------------------------------------------------
+    def tick(self, now):
+        """Emit every event that is due at ``now``.  Allocates nothing when
+        none is due."""
+        self.round.tick(now, self.move_or_null())
+        if self.state != _RUNNING:
+            return
+        warn_ms = self.warn_ms
+        while self.next_warn < len(warn_ms):
+            left = warn_ms[self.next_warn]
+            if ticks_diff(now, ticks_add(self.deadline, -left)) < 0:
+                break
+            self.next_warn += 1
+            self._emit(EV_WARN, now, self.player, self.move, left // 1000, 0)
+        if ticks_diff(now, self.deadline) >= 0:
+            # 5.1.4, 10.2.6: the limit has run out; the long final signal, and
+            # the clock shows the overtime until the player presses.
+            self.next_warn = len(warn_ms)
+            self.state = _OVERTIME
+            self._emit(EV_EXPIRED, now, self.player, self.move, 0, 0)
+
+    def next_deadline(self, now):
+        """The tick of the next event, or None if no event is pending."""
+        due = self.round.next_deadline(now)
+        if self.state == _RUNNING:
+            if self.next_warn < len(self.warn_ms):
+                mine = ticks_add(self.deadline, -self.warn_ms[self.next_warn])
+            else:
+                mine = self.deadline
+            if due is None or ticks_diff(mine, due) < 0:
+                due = mine
+        return due
+
+    # -- display --------------------------------------------------------
+    def left_ms(self, now):
+        """Ms of the limit left for the player whose time runs (negative in
+        overtime); the limit as it stood when paused; the full limit when idle."""
+        if self.state == _RUNNING or self.state == _OVERTIME:
+            return ticks_diff(self.deadline, now)
+        if self.state == _PAUSED:
+            return self.paused_left
+        return self.limit_ms
+
+    def idle_ms(self, side):
+        """What the display of a player whose time is not running shows."""
+        return self.limit_ms
+
+    def running(self):
+        return self.state == _RUNNING or self.state == _OVERTIME
+
+    def paused(self):
+        return self.state == _PAUSED
+
+    def overtime(self):
+        return self.state == _OVERTIME

@@ -1,0 +1,33 @@
+"""Tick arithmetic: the only place that knows how ticks wrap.
+
+On MicroPython these are the VM's own ``time.ticks_add``/``time.ticks_diff``
+(ticks wrap at 2**30 ms on the ESP32).  Under CPython (the virtual device and
+the tests) the same arithmetic is given here, with the same 2**30 period, so
+the clock cores see identical values on every interpreter.
+
+Every other module handles tick values only through these two functions:
+never ``+``, ``-`` or ``<`` on a tick value.
+"""
+try:
+    from time import ticks_add, ticks_diff  # MicroPython
+except ImportError:  # CPython: same semantics as the ESP32 port
+    TICKS_PERIOD = 1 << 30
+    _MASK = TICKS_PERIOD - 1
+    _HALF = TICKS_PERIOD >> 1
+
+    def ticks_add(ticks, delta):
+        return (ticks + delta) & _MASK
+
+    def ticks_diff(ticks1, ticks2):
+        return ((ticks1 - ticks2 + _HALF) & _MASK) - _HALF
+
+TICKS_MAX = (1 << 30) - 1
+
+
+def earliest(now, a, b):
+    """The sooner of two deadlines (either may be None) as seen from ``now``."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a if ticks_diff(a, now) <= ticks_diff(b, now) else b

@@ -1,0 +1,192 @@
+"""Modes and their settings: defaults, parsing and validation, written once.
+
+The host validates ``--set KEY=VALUE`` with this module (bad values exit 2
+before anything runs), and the device reads its configuration with it.  The
+canonical text form ``key=value;key=value`` travels in the boot frame.
+"""
+
+MODES = ("scrabble", "duplicate", "backgammon")
+DELAY_KINDS = ("simple", "bronstein", "fischer")
+
+# mode -> ((key, kind, default), ...); kind: "i" whole number, "l" list of
+# whole numbers, "score" A-B, "delay" one of DELAY_KINDS.  Default None: unset.
+SPEC = {
+    "scrabble": (
+        ("move_s", "i", 120),
+        ("warn_s", "l", (30, 20, 10)),
+        ("round_min", "i", 40),
+        ("round_warn_min", "i", 10),
+    ),
+    "duplicate": (
+        ("move_s", "i", 180),
+        ("announce_s", "l", (120, 60, 30)),
+    ),
+    "backgammon": (
+        ("bank_s", "i", None),
+        ("match", "i", 7),
+        ("score", "score", (0, 0)),
+        ("per_point_s", "i", 150),
+        ("delay_s", "i", 15),
+        ("delay", "delay", "simple"),
+    ),
+}
+
+
+class SettingsError(ValueError):
+    pass
+
+
+def _int(key, text):
+    text = text.strip()
+    neg = text.startswith("-")
+    digits = text[1:] if neg else text
+    if not digits or not digits.isdigit():
+        raise SettingsError("%s: %r is not a whole number" % (key, text))
+    value = int(digits)
+    return -value if neg else value
+
+
+def _parse_value(key, kind, text):
+    if kind == "i":
+        return _int(key, text)
+    if kind == "l":
+        if not text.strip():
+            return ()
+        return tuple(_int(key, part) for part in text.split(","))
+    if kind == "score":
+        parts = text.split("-")
+        if len(parts) != 2:
+            raise SettingsError("%s: %r is not a score like 3-5" % (key, text))
+        return (_int(key, parts[0]), _int(key, parts[1]))
+    if kind == "delay":
+        if text not in DELAY_KINDS:
+            raise SettingsError(
+                "%s: %r is not one of %s" % (key, text, ", ".join(DELAY_KINDS)))
+        return text
+    raise SettingsError("%s: unknown kind %s" % (key, kind))
+
+
+def _format_value(kind, value):
+    if kind == "l":
+        return ",".join(str(v) for v in value)
+    if kind == "score":
+        return "%d-%d" % value
+    return str(value)
+
+
+def _spec(mode):
+    if mode not in SPEC:
+        raise SettingsError("unknown mode %r (modes: %s)" % (mode, ", ".join(MODES)))
+    return SPEC[mode]
+
+
+def defaults(mode):
+    values = {}
+    for key, _kind, default in _spec(mode):
+        values[key] = default
+    return values
+
+
+def parse(mode, pairs):
+    """Settings for ``mode`` from ``["key=value", ...]``, validated."""
+    spec = _spec(mode)
+    values = defaults(mode)
+    for pair in pairs:
+        if "=" not in pair:
+            raise SettingsError("%r is not KEY=VALUE" % pair)
+        key, text = pair.split("=", 1)
+        key = key.strip()
+        kind = None
+        for name, k, _d in spec:
+            if name == key:
+                kind = k
+        if kind is None:
+            raise SettingsError("%s is not a setting of mode %s (settings: %s)" % (
+                key, mode, ", ".join(s[0] for s in spec)))
+        values[key] = _parse_value(key, kind, text.strip())
+    validate(mode, values)
+    return values
+
+
+def parse_text(mode, text):
+    """Settings from the canonical ``key=value;key=value`` form."""
+    return parse(mode, [p for p in text.split(";") if p])
+
+
+def format_text(mode, values):
+    """The canonical text form (only settings that are set)."""
+    out = []
+    for key, kind, _d in _spec(mode):
+        if values.get(key) is not None:
+            out.append(key + "=" + _format_value(kind, values[key]))
+    return ";".join(out)
+
+
+def to_json(mode, values):
+    """Settings as a JSON-ready object (lists for lists, "A-B" for a score)."""
+    obj = {}
+    for key, kind, _d in _spec(mode):
+        value = values.get(key)
+        if value is None:
+            continue
+        if kind == "l":
+            value = list(value)
+        elif kind == "score":
+            value = _format_value(kind, value)
+        obj[key] = value
+    return obj
+
+
+def bank_ms(values):
+    """Backgammon bank per player (İSTAVDER 2.4): bank_s if set, otherwise the
+    points the trailing player still needs to win the match × per_point_s."""
+    if values.get("bank_s") is not None:
+        return values["bank_s"] * 1000
+    a, b = values["score"]
+    trailing = a if a < b else b
+    return (values["match"] - trailing) * values["per_point_s"] * 1000
+
+
+def _positive(values, key, low=1):
+    if values[key] < low:
+        raise SettingsError("%s must be at least %d, not %d" % (key, low, values[key]))
+
+
+def _below(values, key, limit_key):
+    limit = values[limit_key]
+    seen = []
+    for v in values[key]:
+        if v <= 0 or v >= limit:
+            raise SettingsError("%s: %d is not between 1 and %s-1 (%d)" % (
+                key, v, limit_key, limit - 1))
+        if v in seen:
+            raise SettingsError("%s: %d is given twice" % (key, v))
+        seen.append(v)
+    values[key] = tuple(sorted(values[key], reverse=True))
+
+
+def validate(mode, values):
+    if mode == "scrabble":
+        _positive(values, "move_s")
+        _below(values, "warn_s", "move_s")
+        _positive(values, "round_min")
+        _positive(values, "round_warn_min", 0)
+        if values["round_warn_min"] >= values["round_min"]:
+            raise SettingsError("round_warn_min (%d) must be less than round_min (%d)" % (
+                values["round_warn_min"], values["round_min"]))
+    elif mode == "duplicate":
+        _positive(values, "move_s")
+        _below(values, "announce_s", "move_s")
+    elif mode == "backgammon":
+        _positive(values, "match")
+        _positive(values, "per_point_s")
+        _positive(values, "delay_s", 0)
+        if values["bank_s"] is not None:
+            _positive(values, "bank_s")
+        a, b = values["score"]
+        for who, pts in (("A", a), ("B", b)):
+            if pts < 0 or pts >= values["match"]:
+                raise SettingsError(
+                    "score: %s has %d points, but a %d-point match is over at %d "
+                    "(each score must be 0 to %d)" % (
+                        who, pts, values["match"], values["match"], values["match"] - 1))

@@ -1,0 +1,90 @@
+"""The JSON Lines game log: appended, flushed and fsync'd record by record, so
+a crash loses nothing; read back on start so a restarted logger resumes
+without duplicates.  The file is created only when its first record arrives."""
+import json
+import os
+from datetime import datetime, timezone
+
+from .errors import BadInput
+
+
+def host_time():
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def read_records(path):
+    """Every whole record of a log (a torn last line from a crash is skipped)."""
+    records = []
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return records
+    for raw in data.split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            records.append(json.loads(raw))
+        except ValueError:
+            continue  # a record cut short by a crash: its event is resent
+    return records
+
+
+class LogWriter:
+    def __init__(self, path):
+        self.path = os.fspath(path)
+        self.fd = None
+        self.count = 0
+        # (clock, session) -> last seq stored
+        self.last = {}
+        self.ended = set()  # (clock, session) whose end is stored
+        for rec in read_records(self.path):
+            self._index(rec)
+        self._repair_tail()
+
+    def _index(self, rec):
+        key = (rec.get("clock"), rec.get("session"))
+        seq = rec.get("seq")
+        if isinstance(seq, int) and seq > self.last.get(key, 0):
+            self.last[key] = seq
+        if rec.get("event") == "end":
+            self.ended.add(key)
+
+    def _repair_tail(self):
+        """A crash mid-write can leave a last line without its newline; cut it
+        off so the next record starts on a line of its own."""
+        try:
+            with open(self.path, "rb+") as f:
+                data = f.read()
+                if data and not data.endswith(b"\n"):
+                    cut = data.rfind(b"\n") + 1
+                    f.truncate(cut)
+                    f.flush()
+                    os.fsync(f.fileno())
+        except FileNotFoundError:
+            pass
+
+    def last_seq(self, clock, session):
+        return self.last.get((clock, session), 0)
+
+    def write(self, record):
+        record.setdefault("host_time", host_time())
+        line = (json.dumps(record, ensure_ascii=False, separators=(", ", ": ")) + "\n").encode()
+        if self.fd is None:
+            try:
+                self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            except OSError as exc:
+                raise BadInput(f"{self.path}: cannot write the log ({exc.strerror}); "
+                               "check the folder exists and is writable") from None
+        view = memoryview(line)
+        while view:
+            n = os.write(self.fd, view)
+            view = view[n:]
+        os.fsync(self.fd)
+        self.count += 1
+        self._index(record)
+
+    def close(self):
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None

@@ -1,0 +1,141 @@
+"""Runs the real firmware App on fake hardware in simulated time, driven by
+scenario actions.  MicroPython-compatible: the same Runner runs under CPython
+and inside the MicroPython VM; a pump (``hallclock.virtual``) moves its UART
+bytes to and from a serial port.
+
+Simulated time: ``ms`` counts from the start of the scenario; the device's
+ticks are ``ticks_add(start_ticks, ms)``, so a start just below 2**30 makes the
+ticks wrap during the game.  The loop is either event-driven (each pass
+happens exactly at the next deadline, button edge or action: ``period=None``)
+or runs with jittered periods ``(lo, hi)`` ms from a fixed pseudo-random
+sequence, the same on every interpreter.
+"""
+from hallclock_fw import protocol
+from hallclock_fw.app import App
+from hallclock_fw.core.timing import ticks_add, ticks_diff
+from hallclock_fw.events import BUTTON_NAMES
+from hallclock_fw.hw.panel import build_panel
+
+from .fakes import FakeDisplay, FakeOutput, FakePin, FakeUART, SimClock
+
+PRESS_MS = 100  # a clean press holds the contact this long
+# a bouncing contact: (ms after the action, level) then closed until PRESS_MS
+BOUNCE = ((0, 0), (1, 1), (3, 0), (4, 1), (6, 0), (7, 1), (9, 0))
+
+RUNNING = 0
+DONE = 1
+WAITING = 2  # the scenario has ended; events still unacknowledged
+
+
+class Runner:
+    def __init__(self, mode, settings, actions, clock="virtual-1", sid="00000001",
+                 start_ticks=0, period=None, seed=12345, record=False):
+        self.actions = actions  # [(t_ms, action, arg), ...] in time order
+        self.ai = 0
+        self.ms = 0
+        self.start = start_ticks
+        self.period = period
+        self.rand = seed % 65537 or 1
+        self.clock = SimClock(start_ticks)
+        self.pins = [FakePin(1) for _ in BUTTON_NAMES]
+        self.buzzer = FakeOutput(self.clock)
+        self.leds = (FakeOutput(self.clock), FakeOutput(self.clock))
+        self.hall = FakeOutput(self.clock)
+        for out in (self.buzzer, self.hall) + self.leds:
+            out.record = record
+        self.displays = (FakeDisplay(), FakeDisplay())
+        self.uart = FakeUART()
+        panel = build_panel(self.pins, self.buzzer, self.leds, self.hall,
+                            self.displays, start_ticks)
+        panel.buttons.arm()
+        self.edges = []  # [(ms, pin index, level)] in time order
+        self.ended = False
+        self.passes = 0
+        self.app = App(panel, self.uart, mode, settings, clock, sid, start_ticks)
+
+    # -- the UART, seen from the pump ---------------------------------------
+    def feed(self, data):
+        self.uart.feed(data)
+
+    def take_output(self):
+        return self.uart.take()
+
+    def now(self):
+        return ticks_add(self.start, self.ms)
+
+    # -- scenario ------------------------------------------------------------
+    def _schedule(self, t, action, arg):
+        if action == "press" or action == "hold" or action == "bounce":
+            pin = BUTTON_NAMES.index(arg[0] if isinstance(arg, (list, tuple)) else arg)
+            if action == "bounce":
+                for dt, level in BOUNCE:
+                    self._edge(t + dt, pin, level)
+                self._edge(t + PRESS_MS, pin, 1)
+            else:
+                length = arg[1] if action == "hold" else PRESS_MS
+                self._edge(t, pin, 0)
+                self._edge(t + length, pin, 1)
+        elif action == "end":
+            self.ended = True
+            self.app.end(self.now())
+        elif action == "command" or action == "command-long":
+            # a press the host sends over the link (the hall relays START, GONG)
+            code = BUTTON_NAMES.index(arg)
+            self.uart.feed(protocol.command(code, action == "command-long"))
+
+    def _edge(self, t, pin, level):
+        e = (t, pin, level)
+        i = len(self.edges)
+        while i > 0 and self.edges[i - 1][0] > t:
+            i -= 1
+        self.edges.insert(i, e)
+
+    def _apply(self):
+        """Pin edges and actions due at ``self.ms``."""
+        while self.edges and self.edges[0][0] <= self.ms:
+            _t, pin, level = self.edges.pop(0)
+            self.pins[pin].value(level)
+        while self.ai < len(self.actions) and self.actions[self.ai][0] <= self.ms \
+                and not self.ended:
+            t, action, arg = self.actions[self.ai]
+            self.ai += 1
+            if action == "end":
+                self.app.step(self.now())  # what is due at this time comes first
+            self._schedule(t, action, arg)
+            while self.edges and self.edges[0][0] <= self.ms:
+                _t, pin, level = self.edges.pop(0)
+                self.pins[pin].value(level)
+
+    def _next_ms(self):
+        if self.period is not None:
+            lo, hi = self.period
+            self.rand = (self.rand * 75 + 74) % 65537
+            return self.ms + lo + self.rand % (hi - lo + 1)
+        now = self.now()
+        nxt = self.ms + ticks_diff(self.app.next_wake(now), now)
+        if self.edges and self.edges[0][0] < nxt:
+            nxt = self.edges[0][0]
+        if self.ai < len(self.actions) and self.actions[self.ai][0] < nxt:
+            nxt = self.actions[self.ai][0]
+        return nxt if nxt > self.ms else self.ms + 1
+
+    def step(self):
+        """One pass of the device loop at the current time, then move time on.
+        Returns RUNNING, WAITING or DONE."""
+        self.clock.now = self.now()
+        self._apply()
+        self.app.step(self.clock.now)
+        self.passes += 1
+        if self.ended:
+            return DONE if self.app.idle() else WAITING
+        self.ms = self._next_ms()
+        return RUNNING
+
+    def advance(self, ms):
+        """After the scenario: let ``ms`` of (real) time pass, then one pass."""
+        self.ms += ms
+        return self.step()
+
+    def pending(self):
+        """True while the device holds events the host has not acknowledged."""
+        return not self.app.link.all_acked()

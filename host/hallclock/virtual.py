@@ -1,0 +1,166 @@
+"""The virtual device on a serial line: a pump moves the Runner's UART bytes
+to and from a file descriptor (a pty end, or a port path), paces simulated
+time against the host, and stops when the host has every event.
+
+Simulated time runs as fast as the machine allows; while the device holds
+unacknowledged events the pump waits up to ``ack_wait_s`` (real time) for the
+host's acknowledgement before moving time on, so device and logger go in step
+and the device does not flood a host that is there.  After the scenario's
+``end`` time runs at the real rate, so resend timers behave as on a board.
+"""
+import errno
+import os
+import select
+import threading
+import time
+import tty
+
+from hallclock_fw import settings as settings_mod
+
+from .errors import BadInput, LinkError
+from .vdev.runner import DONE, RUNNING, Runner
+
+SILENCE_S = 30.0  # the contract: exit after 30 s without host contact
+
+
+def make_runner(mode, values, actions, clock="virtual-1", sid="00000001", start_ticks=0,
+                period=None, interpreter="cpython", record=False):
+    plain = [a.as_tuple() if hasattr(a, "as_tuple") else a for a in actions]
+    if interpreter == "micropython":
+        from .mpdevice import MicroPythonRunner
+        return MicroPythonRunner(mode, values, plain, clock=clock, sid=sid,
+                                 start_ticks=start_ticks, period=period)
+    return Runner(mode, values, plain, clock=clock, sid=sid, start_ticks=start_ticks,
+                  period=period, record=record)
+
+
+def _read(fd):
+    try:
+        return os.read(fd, 4096), True
+    except BlockingIOError:
+        return b"", True
+    except OSError as exc:
+        if exc.errno == errno.EIO:  # nobody at the other end (yet)
+            return b"", False
+        raise
+
+
+def pump(runner, fd, silence_s=SILENCE_S, ack_wait_s=0.05, stop=None):
+    """Run ``runner`` on ``fd`` until the host has every event (True) or the
+    host has been silent ``silence_s`` after the scenario ended (False)."""
+    os.set_blocking(fd, False)
+    last_contact = time.monotonic()
+    status = RUNNING
+    pending_out = b""
+    last_real = time.monotonic()
+    while True:
+        if stop is not None and stop():
+            return False
+        pending_out += runner.take_output()
+        if pending_out:
+            try:
+                n = os.write(fd, pending_out)
+                pending_out = pending_out[n:]
+            except BlockingIOError:
+                pass
+            except OSError as exc:
+                if exc.errno != errno.EIO:
+                    raise
+        data, peer = _read(fd)
+        if not data and (status != RUNNING or runner.pending()):
+            if peer:
+                select.select([fd], [], [], ack_wait_s if status == RUNNING else 0.02)
+                data, peer = _read(fd)
+            else:
+                time.sleep(0.02)
+        if data:
+            runner.feed(data)
+            last_contact = time.monotonic()
+        if status == DONE:
+            if not pending_out:
+                return True
+            continue
+        now = time.monotonic()
+        if status == RUNNING:
+            status = runner.step()
+            last_real = now
+        else:
+            status = runner.advance(max(1, int((now - last_real) * 1000)))
+            last_real = now
+            if now - last_contact > silence_s:
+                return False
+
+
+def open_device_port(path):
+    """A port path for the virtual device's end of the line (e.g. a pty)."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise BadInput(f"cannot open serial port {path}: {exc.strerror}. "
+                       "Give the path of an existing serial port or pty") from None
+    try:
+        tty.setraw(fd)
+    except Exception:
+        pass
+    return fd
+
+
+class DeviceThread(threading.Thread):
+    def __init__(self, runner, fd, silence_s=SILENCE_S):
+        super().__init__(daemon=True, name="virtual-device")
+        self.runner = runner
+        self.fd = fd
+        self.silence_s = silence_s
+        self.result = None
+        self.error = None
+        self.halt = False
+
+    def run(self):
+        try:
+            self.result = pump(self.runner, self.fd, self.silence_s, stop=lambda: self.halt)
+        except BaseException as exc:  # surfaced by the caller
+            self.error = exc
+
+
+def check_settings(mode, pairs):
+    try:
+        return settings_mod.parse(mode, pairs)
+    except ValueError as exc:
+        raise BadInput(f"bad --set: {exc}") from None
+
+
+def simulate(actions, mode, values, out, clock="virtual-1", interpreter="cpython",
+             period=None, start_ticks=0, timeout_s=600.0):
+    """Scenario -> virtual device -> pty -> real host logger -> ``out``."""
+    from .logger import Logger
+    from .transport import pty_pair
+
+    runner = make_runner(mode, values, actions, clock=clock, start_ticks=start_ticks,
+                         period=period, interpreter=interpreter)
+    master, slave, path = pty_pair()
+    logger = Logger([path], out)
+    try:
+        logger.open()
+        device = DeviceThread(runner, master)
+        device.start()
+        finished = logger.run(exit_on_end=True,
+                              stop=lambda: not device.is_alive() and device.error is not None,
+                              max_s=timeout_s)
+        device.join(timeout=10)
+        device.halt = True
+        if device.error is not None:
+            raise LinkError(f"the virtual device failed: {device.error!r}") from device.error
+        if not finished:
+            raise LinkError("the simulation did not finish: the log has no 'end' "
+                            f"after {timeout_s:.0f} s")
+    finally:
+        logger.close()
+        for fd in (master, slave):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        close = getattr(runner, "close", None)
+        if close is not None:
+            close()
+    return logger.writer.count
