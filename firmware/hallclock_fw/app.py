@@ -62,15 +62,7 @@ class App:
         self.refresh(now)
 
     def refresh(self, now):
-        core = self.core
-        panel = self.panel
-        if core.running() or core.paused():
-            side = core.player
-            panel.show(side, core.left_ms(now))
-            panel.show(1 - side, core.idle_ms(1 - side))
-        else:
-            panel.show(0, core.idle_ms(0))
-            panel.show(1, core.idle_ms(1))
+        self.core.refresh(self.panel, now)
 
     def next_wake(self, now):
         core = self.core

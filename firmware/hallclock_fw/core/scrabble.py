@@ -149,9 +149,15 @@ class ScrabbleClock:
             return self.paused_left
         return self.limit_ms
 
-    def idle_ms(self, side):
-        """What the display of a player whose time is not running shows."""
-        return self.limit_ms
+    def refresh(self, panel, now):
+        """Both displays: the running (or stopped) limit on the mover's side,
+        a full limit on the other.  Allocates nothing."""
+        if self.state == _IDLE:
+            panel.show(0, self.limit_ms)
+            panel.show(1, self.limit_ms)
+        else:
+            panel.show(self.player, self.left_ms(now))
+            panel.show(1 - self.player, self.limit_ms)
 
     def running(self):
         return self.state == _RUNNING or self.state == _OVERTIME

@@ -1,0 +1,34 @@
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HOST_FIELDS = ("host_time",)
+
+
+def run_cli(*args, cwd=None, timeout=120):
+    """Run the installed console command as a user would."""
+    exe = os.path.join(os.path.dirname(sys.executable), "hallclock")
+    return subprocess.run([exe, *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=timeout)
+
+
+def read_log(path):
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def strip_host(records):
+    return [{k: v for k, v in r.items() if k not in HOST_FIELDS} for r in records]
+
+
+@pytest.fixture
+def script(tmp_path):
+    def make(text, name="game.txt"):
+        p = tmp_path / name
+        p.write_text(text)
+        return str(p)
+    return make

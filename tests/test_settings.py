@@ -1,0 +1,41 @@
+import pytest
+
+from hallclock_fw import settings
+
+
+def test_defaults_follow_the_contract():
+    assert settings.parse("scrabble", []) == {
+        "move_s": 120, "warn_s": (30, 20, 10), "round_min": 40, "round_warn_min": 10}
+    assert settings.parse("duplicate", []) == {"move_s": 180, "announce_s": (120, 60, 30)}
+    bg = settings.parse("backgammon", [])
+    assert bg["match"] == 7 and bg["score"] == (0, 0) and bg["delay_s"] == 15
+    assert bg["delay"] == "simple" and bg["per_point_s"] == 150 and bg["bank_s"] is None
+
+
+def test_text_form_round_trips():
+    v = settings.parse("scrabble", ["warn_s=10,30", "move_s=90"])
+    assert v["warn_s"] == (30, 10)  # sorted, most time left first
+    text = settings.format_text("scrabble", v)
+    assert text == "move_s=90;warn_s=30,10;round_min=40;round_warn_min=10"
+    assert settings.parse_text("scrabble", text) == v
+    assert settings.to_json("scrabble", v)["warn_s"] == [30, 10]
+
+
+@pytest.mark.parametrize("mode, pairs, words", [
+    ("scrabble", ["move_s=abc"], "not a whole number"),
+    ("scrabble", ["move_s=0"], "at least 1"),
+    ("scrabble", ["warn_s=130"], "between 1 and move_s-1"),
+    ("scrabble", ["warn_s=30,30"], "given twice"),
+    ("scrabble", ["colour=red"], "not a setting of mode scrabble"),
+    ("scrabble", ["move_s"], "not KEY=VALUE"),
+    ("scrabble", ["round_warn_min=40"], "less than round_min"),
+    ("duplicate", ["announce_s=200"], "between 1"),
+    ("backgammon", ["score=7-0"], "match is over"),
+    ("backgammon", ["delay_s=-1"], "at least 0"),
+    ("backgammon", ["delay=hourglass"], "not one of simple, bronstein, fischer"),
+    ("chess", [], "unknown mode"),
+])
+def test_bad_settings_are_refused(mode, pairs, words):
+    with pytest.raises(settings.SettingsError) as err:
+        settings.parse(mode, pairs)
+    assert words in str(err.value)
