@@ -1,0 +1,39 @@
+"""Every pin of the clock, and nothing else (ESP32-WROOM-32 DevKit, GPIO numbers).
+
+Chosen to be safe on the module: no strapping pin (0, 2, 5, 12, 15), no flash
+pin (6-11), not the USB serial pins (1, 3: the link to the host), not the
+input-only pins 34-39 (they have no internal pull-up), and not 16/17 (PSRAM on
+WROVER modules, so the same wiring works on those boards).  The reasons for each
+choice are in docs/hardware.md; hardware/diagram.json wires exactly these pins
+(tests/test_hardware.py checks that they agree).
+"""
+from micropython import const
+
+# Buttons: to GND, internal pull-up, in button-code order (events.BUTTON_NAMES).
+# All are RTC GPIOs, so a later version can wake from deep sleep on them.
+BTN_A = const(32)
+BTN_B = const(33)
+BTN_PAUSE = const(25)
+BTN_START = const(26)
+BTN_GONG = const(27)
+BUTTONS = (BTN_A, BTN_B, BTN_PAUSE, BTN_START, BTN_GONG)
+
+# Passive buzzer on a PWM (LEDC) channel.
+BUZZER = const(13)
+
+# Player LEDs (optical warnings, ČAS 16.8), through 330 ohm to GND.
+LED_A = const(4)
+LED_B = const(14)  # GPIO14 flickers during boot: harmless on an LED
+LEDS = (LED_A, LED_B)
+
+# Hall gong: a high-level-trigger relay module (or a logic-level MOSFET).
+# GPIO23 carries no signal during reset and boot (unlike 1, 3, 5, 14, 15), so
+# the gong never sounds at power-on.
+HALL = const(23)
+
+# TM1637 4-digit displays facing player A and player B (CLK, DIO).
+DISP_A_CLK = const(18)
+DISP_A_DIO = const(19)
+DISP_B_CLK = const(21)
+DISP_B_DIO = const(22)
+DISPLAYS = ((DISP_A_CLK, DISP_A_DIO), (DISP_B_CLK, DISP_B_DIO))

@@ -1,0 +1,83 @@
+"""The clock's own configuration: a small text file on the board
+(``hallclock.cfg``), read once at power-on.  Pure: it gets the file's text.
+
+    # hallclock.cfg
+    clock = table-07        # the clock's name in the log (letters, digits, - _ .)
+    mode = scrabble         # scrabble, duplicate or backgammon
+    brightness = 5          # displays, 0-7
+    move_s = 120            # any setting of the mode (docs/contract.md)
+
+A missing file means the defaults.  A bad line does not stop the clock: the
+defaults are used and ``error`` says what was wrong, with its line number (the
+device shows it on the console and sounds the refusal signal).
+"""
+from .. import settings as settings_mod
+
+DEFAULT_MODE = "scrabble"
+DEFAULT_BRIGHTNESS = 7
+_NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_."
+MAX_NAME = 24
+
+
+class Config:
+    def __init__(self, clock):
+        self.clock = clock
+        self.mode = DEFAULT_MODE
+        self.settings = settings_mod.defaults(DEFAULT_MODE)
+        self.brightness = DEFAULT_BRIGHTNESS
+        self.error = None
+
+
+def _fail(cfg, default_clock, message):
+    out = Config(default_clock)
+    out.error = message
+    return out
+
+
+def parse(text, default_clock, name="hallclock.cfg"):
+    """A Config from the file's text (None: no file)."""
+    cfg = Config(default_clock)
+    if text is None:
+        return cfg
+    pairs = []
+    lineno = 0
+    for raw in text.split("\n"):
+        lineno += 1
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if "=" not in line:
+            return _fail(cfg, default_clock, "%s:%d: %r is not KEY = VALUE" % (name, lineno, line))
+        key, value = line.split("=", 1)
+        key = key.strip()
+        value = value.strip()
+        if key == "clock":
+            if not value or len(value) > MAX_NAME or [c for c in value if c not in _NAME_CHARS]:
+                return _fail(cfg, default_clock,
+                             "%s:%d: clock name %r: use 1-%d letters, digits, - _ ." % (
+                                 name, lineno, value, MAX_NAME))
+            cfg.clock = value
+        elif key == "mode":
+            if value not in settings_mod.MODES:
+                return _fail(cfg, default_clock, "%s:%d: mode %r is not one of %s" % (
+                    name, lineno, value, ", ".join(settings_mod.MODES)))
+            cfg.mode = value
+        elif key == "brightness":
+            if not value.isdigit() or int(value) > 7:
+                return _fail(cfg, default_clock,
+                             "%s:%d: brightness %r is not 0-7" % (name, lineno, value))
+            cfg.brightness = int(value)
+        else:
+            pairs.append((lineno, key + "=" + value))
+    try:
+        cfg.settings = settings_mod.parse(cfg.mode, [p for _n, p in pairs])
+    except ValueError as e:
+        # name the line of the setting concerned when we can tell
+        where = name
+        msg = str(e)
+        for n, p in pairs:
+            if msg.startswith(p.split("=", 1)[0] + ":") or msg.startswith(p.split("=", 1)[0] + " "):
+                where = "%s:%d" % (name, n)
+                break
+        return _fail(cfg, default_clock, "%s: %s" % (where, msg))
+    return cfg

@@ -1,0 +1,116 @@
+"""The real hardware: the only module that imports ``machine``.
+
+Builds pins, PWM and displays from ``board.py``, puts the panel together with
+``panel.build_panel`` (the same call the virtual device makes on fake pins),
+and provides the link to the host and the loop's sleep.
+
+The link is the DevKit's USB serial port, i.e. the MicroPython console on
+UART0, used through ``sys.stdin.buffer``/``sys.stdout.buffer`` with
+``select.poll`` (see docs/hardware.md): taking UART0 over with ``machine.UART``
+would cut off the REPL, and with it ``mpremote`` (``make deploy``), which stops
+the program with Ctrl-C over that same port.  Frames are printable ASCII, so a
+stray Ctrl-C (0x03) never occurs in them.
+"""
+import os
+import sys
+import time
+
+import machine
+import select
+from machine import PWM, Pin
+from micropython import const
+
+from . import board
+from .panel import build_panel
+from .tm1637 import TM1637
+
+CONFIG_FILE = "hallclock.cfg"
+_SLICE_MS = const(5)  # a button edge is noticed within this long
+
+
+class StdioLink:
+    """The USB serial console as the UART the link wants (any/readinto/write)."""
+
+    def __init__(self):
+        self.rx = sys.stdin.buffer
+        self.tx = sys.stdout.buffer
+        self.poller = select.poll()
+        self.poller.register(sys.stdin, select.POLLIN)
+        self.one = bytearray(1)
+
+    def any(self):
+        for _ in self.poller.ipoll(0):  # ipoll: allocation-free
+            return 1
+        return 0
+
+    def wait(self, ms):
+        """Sleep up to ``ms`` (the CPU idles); True as soon as bytes arrive."""
+        for _ in self.poller.ipoll(ms):
+            return True
+        return False
+
+    def readinto(self, buf):
+        # stdin's own readinto blocks until ``buf`` is full: take what is there
+        n = 0
+        one = self.one
+        size = len(buf)
+        while n < size and self.any():
+            self.rx.readinto(one)
+            buf[n] = one[0]
+            n += 1
+        return n if n else None
+
+    def write(self, data):
+        return self.tx.write(data)
+
+
+class ESP32:
+    """The hardware object ``device.run`` takes (see hw/device.py)."""
+
+    def __init__(self):
+        now = time.ticks_ms()
+        buttons = [Pin(n, Pin.IN, Pin.PULL_UP) for n in board.BUTTONS]
+        buzzer = PWM(Pin(board.BUZZER), freq=2000, duty_u16=0)
+        leds = tuple(Pin(n, Pin.OUT, value=0) for n in board.LEDS)
+        hall = Pin(board.HALL, Pin.OUT, value=0)
+        self.displays = tuple(
+            TM1637(Pin(clk, Pin.OPEN_DRAIN, Pin.PULL_UP, value=1),
+                   Pin(dio, Pin.OPEN_DRAIN, Pin.PULL_UP, value=1))
+            for clk, dio in board.DISPLAYS)
+        self.panel = build_panel(buttons, buzzer, leds, hall, self.displays, now)
+        self.panel.buttons.arm()
+        self.uart = StdioLink()
+        self.default_clock = "clock-" + "".join("%02x" % b for b in machine.unique_id()[-3:])
+
+    ticks_ms = staticmethod(time.ticks_ms)
+
+    def wait(self, due):
+        buttons = self.panel.buttons
+        uart = self.uart
+        while not buttons.woken:
+            left = time.ticks_diff(due, time.ticks_ms())
+            if left <= 0:
+                return
+            if uart.wait(left if left < _SLICE_MS else _SLICE_MS):
+                return
+
+    def read_config(self):
+        try:
+            with open(CONFIG_FILE) as f:
+                return f.read()
+        except OSError:
+            return None
+
+    def session_id(self):
+        return "".join("%02x" % b for b in os.urandom(4))
+
+    def console(self, text):
+        sys.stdout.write(text + "\r\n")
+
+    def set_brightness(self, level):
+        for d in self.displays:
+            d.set_brightness(level)
+
+
+def reset():
+    machine.reset()

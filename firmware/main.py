@@ -1,0 +1,18 @@
+"""On the board: build the hardware, read hallclock.cfg, run the clock.
+
+Kept tiny on purpose: MicroPython runs main.py from source at every boot, so
+everything else lives in the precompiled package (hallclock_fw/hw/device.py).
+"""
+import sys
+import time
+
+from hallclock_fw.hw import device, esp32
+
+try:
+    device.run(esp32.ESP32())
+except KeyboardInterrupt:  # Ctrl-C from mpremote (make deploy) or the console
+    raise
+except Exception as e:  # a bug must not leave a silent clock: report, restart
+    sys.print_exception(e)
+    time.sleep_ms(3000)
+    esp32.reset()
