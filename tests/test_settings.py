@@ -34,6 +34,9 @@ def test_text_form_round_trips():
     ("backgammon", ["delay_s=-1"], "at least 0"),
     ("backgammon", ["delay=hourglass"], "not one of simple, bronstein, fischer"),
     ("chess", [], "unknown mode"),
+    ("scrabble", ["move_s=999999999"], "at most 86400"),
+    ("backgammon", ["bank_s=999999999"], "at most 86400"),
+    ("backgammon", ["match=99", "per_point_s=3600"], "24 h"),
 ])
 def test_bad_settings_are_refused(mode, pairs, words):
     with pytest.raises(settings.SettingsError) as err:

@@ -7,7 +7,7 @@ the log name and the fields those integers fill, each with a type letter:
     i  integer                 n  integer, or null when -1
     p  player: 0 -> "A", 1 -> "B", -1 -> null
     g  gong kind (GONG_KINDS)  s  play-out step (PLAYOUT_STEPS)
-    r  pause reason (PAUSE_REASONS)
+    w  what a refusal refused (REFUSED_WHAT)
 
 Adding an event: add a code and a row here; the protocol and the host follow.
 """
@@ -55,7 +55,7 @@ EVENTS = (
     ("playout", (("step", "s"), ("move", "n"))),
     ("break", (("player", "p"), ("number", "i"), ("break_ms", "i"))),
     ("break_end", (("player", "p"), ("number", "i"))),
-    ("refused", (("player", "p"), ("what", "i"))),
+    ("refused", (("player", "p"), ("what", "w"))),
     ("resume", (("player", "p"), ("move", "n"), ("bank_ms", "i"))),
     ("selftest", (("step", "i"),)),
 )
@@ -71,6 +71,7 @@ PLAYOUT_STEPS = ("finish_round", "one_more_move", "last_move", "over")
 
 # what a refused request was (EV_REFUSED "what")
 REFUSED_BREAK = const(1)
+REFUSED_WHAT = ("", "break")
 
 
 def code_of(name):

@@ -147,9 +147,18 @@ def bank_ms(values):
     return (values["match"] - trailing) * values["per_point_s"] * 1000
 
 
+# Ceilings keep every time far inside ticks_diff's range (2**29 ms, 6 days).
+_MAX = {"move_s": 86400, "round_min": 1440, "round_warn_min": 1440, "bank_s": 86400,
+        "match": 99, "per_point_s": 3600, "delay_s": 3600}
+MAX_BANK_MS = 86400 * 1000
+
+
 def _positive(values, key, low=1):
     if values[key] < low:
         raise SettingsError("%s must be at least %d, not %d" % (key, low, values[key]))
+    high = _MAX.get(key)
+    if high is not None and values[key] > high:
+        raise SettingsError("%s must be at most %d, not %d" % (key, high, values[key]))
 
 
 def _below(values, key, limit_key):
@@ -190,3 +199,6 @@ def validate(mode, values):
                     "score: %s has %d points, but a %d-point match is over at %d "
                     "(each score must be 0 to %d)" % (
                         who, pts, values["match"], values["match"], values["match"] - 1))
+        if bank_ms(values) > MAX_BANK_MS:
+            raise SettingsError("the bank would be %d s; at most %d s (24 h) per player" % (
+                bank_ms(values) // 1000, MAX_BANK_MS // 1000))
