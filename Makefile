@@ -29,7 +29,7 @@ setup: $(STAMP) $(NODE_STAMP)
 demo: $(STAMP)
 	$(BIN)/hallclock demo
 
-test: setup
+test: setup browser-setup
 	$(PY) -m pytest -q
 
 # Each area keeps its own targets in mk/ (hardware, firmware checks, benchmarks).

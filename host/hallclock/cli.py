@@ -55,6 +55,12 @@ def _device_options(p):
                    help="the device's tick counter at start (e.g. 0x3fff0000 to cross the wrap)")
 
 
+def _session(text):
+    if len(text) != 8 or any(c not in "0123456789abcdef" for c in text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not 8 lowercase hex digits")
+    return text
+
+
 def build_parser():
     parser = _Parser(prog="hallclock", description="Tournament game clocks: virtual "
                      "devices, the serial logger, and reports.")
@@ -69,15 +75,26 @@ def build_parser():
     p = sub.add_parser("device", help="run a virtual clock on an existing serial port")
     _device_options(p)
     p.add_argument("--port", required=True)
+    p.add_argument("--silence-s", type=float, default=30.0, metavar="S",
+                   help="give up after S seconds without host contact (default 30)")
+    p.add_argument("--session", type=_session, default=None, metavar="HEX",
+                   help="the device session id (8 hex digits; default: random, as a board)")
 
     p = sub.add_parser("log", help="log one or more clocks' events into a file")
-    p.add_argument("--port", required=True, action="append", help="serial port (repeatable)")
+    p.add_argument("--port", required=True, action="append",
+                   help="serial port, or 'auto' for the only ESP32 board (repeatable)")
     p.add_argument("--out", required=True)
     p.add_argument("--exit-on-end", action="store_true")
+    p.add_argument("--restore", action="store_true",
+                   help="after a clock lost power mid-game, send the game back to it")
+    p.add_argument("--plain", action="store_true",
+                   help="plain lines instead of the live view (the default when not on a terminal)")
 
     p = sub.add_parser("report", help="print the moves of every game in a log")
     p.add_argument("log")
     p.add_argument("--csv", metavar="FILE")
+    p.add_argument("--plot", metavar="FILE.png",
+                   help="draw each player's move times against the limit, pauses and gongs")
 
     p = sub.add_parser("demo", help="simulate the bundled sample game and print its report")
     p.add_argument("--out-dir", default="hallclock-demo",
@@ -120,28 +137,35 @@ def cmd_simulate(args):
 def cmd_device(args):
     from . import virtual
     values, actions = _prepare_device(args)
+    if args.silence_s <= 0:
+        raise BadInput(f"--silence-s {args.silence_s:g}: give a number of seconds above 0")
+    sid = args.session or os.urandom(4).hex()  # a new session, as a board at power-on
     fd = virtual.open_device_port(args.port)
-    runner = virtual.make_runner(args.mode, values, actions, clock=args.clock,
+    runner = virtual.make_runner(args.mode, values, actions, clock=args.clock, sid=sid,
                                  start_ticks=args.start_ticks, period=args.loop)
     try:
-        ok = virtual.pump(runner, fd)
+        ok = virtual.pump(runner, fd, silence_s=args.silence_s)
     finally:
         os.close(fd)
     if not ok:
-        raise HallclockError("no host contact for 30 s after the scenario ended; "
-                             "events not acknowledged were not delivered "
+        raise HallclockError(f"no host contact for {args.silence_s:g} s; events not "
+                             "acknowledged were not delivered "
                              "(is 'hallclock log' running on the other end?)")
     return 0
 
 
 def cmd_log(args):
+    from .commands.ports import resolve_port
+    from .liveview import LiveView
     from .logger import Logger
-    logger = Logger(args.port, args.out)
+    logger = Logger([resolve_port(p) for p in args.port], args.out, restore=args.restore)
     logger.open()
     try:
-        logger.run(exit_on_end=args.exit_on_end)
+        with LiveView(logger, plain=True if args.plain else None) as view:
+            logger.run(exit_on_end=args.exit_on_end, on_poll=view.poll)
     except KeyboardInterrupt:
         pass
+    print(f"hallclock log: {logger.stats()}", file=sys.stderr)
     return 0
 
 
@@ -152,6 +176,9 @@ def cmd_report(args):
     if args.csv:
         report.write_csv(games, args.csv)
         print(f"CSV written to {args.csv}")
+    if args.plot:
+        report.write_plot(games, args.plot)
+        print(f"plot written to {args.plot}")
     return 0
 
 
@@ -163,14 +190,20 @@ def cmd_demo(args):
     log = os.path.join(args.out_dir, "demo-game.jsonl")
     if os.path.exists(log):
         os.remove(log)  # the demo's own file, made afresh each run
+    from rich.console import Console
+    console = Console()
     actions = scenario.load(SAMPLE)
     print(f"Simulating the sample Scrabble game ({os.path.basename(SAMPLE)}) on a virtual clock…")
-    n = virtual.simulate(actions, "scrabble", parse("scrabble", []), log, clock="demo-table-1")
+    with console.status("simulating the sample game on a virtual clock…"):
+        n = virtual.simulate(actions, "scrabble", parse("scrabble", []), log, clock="demo-table-1")
     games = report.load_games(log)
-    report.print_report(games)
+    report.print_report(games, console)
     csv_path = os.path.join(args.out_dir, "demo-game.csv")
+    plot_path = os.path.join(args.out_dir, "demo-game.png")
     report.write_csv(games, csv_path)
-    print(f"\n{n} log records in {log}\nCSV table in {csv_path}")
+    with console.status("drawing the plot…"):
+        report.write_plot(games, plot_path)
+    print(f"\n{n} log records in {log}\nCSV table in {csv_path}\nplot in {plot_path}")
     return 0
 
 

@@ -1,0 +1,28 @@
+"""``hallclock hall-display --log LOG``: the hall's projector page."""
+
+
+def cmd_hall_display(args):
+    from ..halldisplay import make_server, url_of
+
+    server = make_server(args.log, args.host, args.port, args.clock)
+    print(f"Hall display for {args.log} on {url_of(server)} — open it in a browser on the "
+          "projector, full screen (F11). Ctrl-C stops.", flush=True)
+    try:
+        server.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+def register(sub):
+    p = sub.add_parser("hall-display",
+                       help="serve a projector page: duplicate countdown or round time, live")
+    p.add_argument("--log", required=True,
+                   help="the game log to show (may still be growing, or not exist yet)")
+    p.add_argument("--port", type=int, default=8080, help="HTTP port (default 8080)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (0.0.0.0: other machines on the LAN too)")
+    p.add_argument("--clock", help="which clock of the log to show (default: the newest)")
+    p.set_defaults(func=cmd_hall_display)
