@@ -32,7 +32,12 @@ P_ANNOUNCE_2 = (1500, 400, 200, 400)
 P_ANNOUNCE_30 = (1500, 150, 100, 150, 100, 150)
 P_DUP_START = (1500, 80)
 P_DUP_END = (1500, 2000)
-P_PLAYOUT = (1000, 60, 60, 60)
+# ČAS 16.3 play-out steps on both LEDs and the buzzer: (a) finish_round is
+# marked by the end gong itself (a pattern here would cut the gong short);
+# (b) one_more_move two blinks, (c) last_move three, over one long.
+P_PLAYOUT_ONE_MORE = (1000, 250, 250, 250)
+P_PLAYOUT_LAST = (1000, 250, 250, 250, 250, 250)
+P_PLAYOUT_OVER = (1000, 1500)
 P_BREAK = (1200, 300)
 P_BREAK_END = (1200, 300, 150, 300, 150, 900)
 P_REFUSED = (400, 80, 80, 80, 80, 80, 80, 80)
@@ -64,7 +69,13 @@ def signal_for(code, v0, v1, v2):
     if code == EV_DUP_END:
         return P_DUP_END, OUT_HALL | OUT_BUZZER
     if code == EV_PLAYOUT:
-        return P_PLAYOUT, OUT_BUZZER | OUT_BOTH_LEDS
+        if v0 == 1:
+            return P_PLAYOUT_ONE_MORE, OUT_BUZZER | OUT_BOTH_LEDS
+        if v0 == 2:
+            return P_PLAYOUT_LAST, OUT_BUZZER | OUT_BOTH_LEDS
+        if v0 == 3:
+            return P_PLAYOUT_OVER, OUT_BUZZER | OUT_BOTH_LEDS
+        return None  # finish_round: the end gong is its signal
     if code == EV_BREAK:
         return P_BREAK, OUT_BUZZER | OUT_LED
     if code == EV_BREAK_END:

@@ -1,13 +1,28 @@
 """The round's hall signals for Scrabble (ČAS 4.1, 6.1, 16.3).
 
-START gives the start gong and begins the basic playing time (``round_min``);
-the ten-minute gong sounds ``round_warn_min`` before its end and the end gong
-at its end, each logged with the move in progress.  From the end gong on the
-play-out is counted (16.3): (a) the round in progress is finished, (b) each
-player plays one more move, (c) each plays a last move without drawing.
+START gives the start gong and begins the basic playing time (``round_min``,
+4.1); the ten-minute gong sounds ``round_warn_min`` before its end and the end
+gong at its end (6.1), each logged with the move in progress.  Only the first
+START of a session counts (one start signal per round): a START relayed twice
+by the hall host, or pressed again by mistake, changes nothing; GONG gives a
+manual gong at any time.
 
-A "round" of moves is A's move and B's reply, so the round in progress ends
-with the next even-numbered move.
+From the end gong on the play-out is counted (16.3), as ``playout`` events:
+
+    (a) ``finish_round``  the round in progress is finished (from the end gong)
+    (b) ``one_more_move`` each player plays one more normal move
+    (c) ``last_move``     each player plays a last move without drawing
+        ``over``          B has ended the last move: the game is over
+
+A round of moves is A's move and B's reply (A's moves are odd, B's even), so
+the round in progress ends with the next even-numbered move: with move 13 in
+progress at the end gong, 14 finishes the round, 15-16 are (b), 17-18 (c).
+If no move has started yet (move null), (b) begins with move 1.  The step
+changes when the first move of the next step starts (``playout`` comes just
+before that move's ``turn``) and ``over`` when the last move is pressed.
+
+The end gong itself is the signal of step (a); (b), (c) and ``over`` have
+their own blink patterns on both LEDs and the buzzer (signals.py).
 """
 from micropython import const
 
@@ -28,7 +43,6 @@ class Round:
         self.round_ms = settings["round_min"] * _MIN
         self.warn_ms = settings["round_warn_min"] * _MIN
         self.started = False
-        self.start_tick = 0
         self.ten_at = 0
         self.end_at = 0
         self.ten_due = False
@@ -40,7 +54,6 @@ class Round:
         if self.started:
             return  # one start signal per round; GONG gives extra gongs
         self.started = True
-        self.start_tick = now
         self.end_at = ticks_add(now, self.round_ms)
         self.ten_at = ticks_add(self.end_at, -self.warn_ms)
         self.ten_due = self.warn_ms > 0

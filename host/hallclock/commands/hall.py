@@ -1,0 +1,99 @@
+"""``hallclock hall`` and ``hallclock hall-simulate``: one hall unit and many
+table clocks into one log, the referee's START and GONG relayed to every
+table (docs/hall.md)."""
+import os
+
+from ..errors import BadInput
+
+
+def register(sub):
+    p = sub.add_parser(
+        "hall", help="log a hall unit and many table clocks into one log, relaying "
+        "the referee's START and GONG to every table")
+    p.add_argument("--hall-port", required=True, metavar="PORT",
+                   help="serial port of the hall unit (the referee's clock)")
+    p.add_argument("--table-port", required=True, action="append", metavar="PORT",
+                   help="serial port of a table clock (repeat for every table)")
+    p.add_argument("--out", required=True, help="the hall log (JSON Lines)")
+    p.add_argument("--exit-on-end", action="store_true",
+                   help="exit once every clock's session has ended")
+    p.set_defaults(func=cmd_hall)
+
+    p = sub.add_parser(
+        "hall-simulate", help="a whole hall on virtual devices: a hall unit and N "
+        "table clocks, relayed and logged by the real host")
+    p.add_argument("--tables", type=int, default=8, help="table clocks (default 8)")
+    p.add_argument("--script", required=True, help="the hall unit's scenario (the referee)")
+    p.add_argument("--table-script", action="append", default=[], metavar="FILE",
+                   help="a table's scenario: once for all tables, or once per table "
+                   "(default: tables only end with the hall)")
+    p.add_argument("--mode", default="scrabble", help="scrabble (default) or duplicate")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="a setting of the mode, for every clock (repeatable)")
+    p.add_argument("--speed", type=float, default=1.0,
+                   help="simulated time per real time (default 1: real time; e.g. 60 "
+                   "plays a 40-minute round in 40 s)")
+    p.add_argument("--out", required=True, help="the hall log to write (JSON Lines)")
+    p.set_defaults(func=cmd_hall_simulate)
+
+
+def cmd_hall(args):
+    from ..hall import Relay, format_spread, run_hall
+    from ..logger import Logger
+    ports = [args.hall_port] + args.table_port
+    if len(set(ports)) != len(ports):
+        raise BadInput("a port is given twice: the hall unit and every table need "
+                       "their own port")
+    logger = Logger(ports, args.out)
+    logger.open()
+    relay = Relay(logger)  # before the loop: Ctrl-C, the usual stop, still reports
+    try:
+        run_hall(logger, exit_on_end=args.exit_on_end, relay=relay)
+    except KeyboardInterrupt:
+        pass
+    _summary(relay, format_spread)
+    return 0
+
+
+def _summary(relay, format_spread):
+    print(f"relayed {relay.relayed} signal(s) to {len(relay.tables)} table(s), "
+          f"{relay.retries} resent")
+    n = 0
+    while True:
+        sp = relay.spread(n)
+        if sp is None:
+            break
+        print(f"start {n + 1}: " + format_spread(sp))
+        n += 1
+
+
+def cmd_hall_simulate(args):
+    from hallclock_fw.settings import MODES
+
+    from .. import scenario, virtual
+    from ..hall import check_table_count, format_spread, simulate_hall
+    if args.mode not in MODES:
+        raise BadInput(f"unknown mode {args.mode!r} (modes: {', '.join(MODES)})")
+    n = check_table_count(args.tables)
+    if not 0.01 <= args.speed <= 1000:
+        raise BadInput(f"--speed {args.speed}: give 0.01 to 1000")
+    values = virtual.check_settings(args.mode, args.set)
+    hall = scenario.load(args.script)
+    if len(args.table_script) not in (0, 1, n):
+        raise BadInput(f"--table-script given {len(args.table_script)} times: give it "
+                       f"once (for every table) or {n} times (one per table)")
+    scripts = [scenario.load(p) for p in args.table_script]
+    if not scripts:
+        end_t = hall[-1].t_ms
+        scripts = [scenario.parse_text(f"{end_t} end", "<tables>")]
+    tables = [scripts[i if len(scripts) > 1 else 0] for i in range(n)]
+    if not any(a.action in ("press", "bounce", "hold") and a.arg in ("START", "GONG")
+               or a.action.startswith("command") for a in hall):
+        print(f"note: {args.script} never presses START or GONG: nothing will be relayed")
+    if os.path.exists(args.out) and os.path.getsize(args.out) > 0:
+        raise BadInput(f"{args.out} already exists: hall-simulate writes a new log; "
+                       "remove it or choose another --out")
+    count, relay = simulate_hall(hall, tables, args.mode, values, args.out, speed=args.speed)
+    print(f"{count} records from 1 hall unit and {n} table clocks written to {args.out}")
+    _summary(relay, format_spread)
+    return 0
