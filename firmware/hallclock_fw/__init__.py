@@ -9,7 +9,6 @@ except ImportError:  # CPython (virtual device, tests): what the firmware uses o
     import types
 
     _mp = types.ModuleType("micropython")
-    _mp.const = lambda value: value
-    _mp.native = _mp.viper = lambda func: func
-    _mp.schedule = lambda func, arg: func(arg)
+    _mp.__dict__.update(const=lambda value: value, native=lambda func: func,
+                        viper=lambda func: func, schedule=lambda func, arg: func(arg))
     sys.modules["micropython"] = _mp

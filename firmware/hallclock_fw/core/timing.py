@@ -8,6 +8,8 @@ the clock cores see identical values on every interpreter.
 Every other module handles tick values only through these two functions:
 never ``+``, ``-`` or ``<`` on a tick value.
 """
+# pyright: reportAssignmentType=false
+# (the CPython fallback below has its own signatures; timing.pyi types both as int)
 try:
     from time import ticks_add, ticks_diff  # MicroPython
 except ImportError:  # CPython: same semantics as the ESP32 port

@@ -6,6 +6,7 @@ from ..signals import (
 from ..core.timing import ticks_diff
 
 _BLANKED = -(1 << 29)  # "shown" value of a blanked display
+_NEVER = _BLANKED + 1  # nothing sent yet
 
 
 class Panel:
@@ -17,7 +18,7 @@ class Panel:
         self.hall = PatternPlayer(hall) if hall is not None else None
         self.displays = displays
         self.digits = (bytearray(4), bytearray(4))
-        self.shown = [None, None]  # last second value sent to each display
+        self.shown = [_NEVER, _NEVER]  # last second value sent to each display
         self.players = tuple(p for p in (self.buzzer, self.hall) + self.leds if p is not None)
 
     def signal(self, code, v0, v1, v2, now):

@@ -15,11 +15,14 @@ released); stop = DIO rises while CLK is high.  One ``show`` sends
 """
 from micropython import const
 
-try:
-    from time import sleep_us
-except ImportError:  # CPython (tests): no need to wait for a fake pin
-    def sleep_us(_us):
-        pass
+import time
+
+
+def _no_wait(_us):  # CPython (tests): no need to wait for a fake pin
+    pass
+
+
+sleep_us = getattr(time, "sleep_us", _no_wait)
 
 CMD_DATA = const(0x40)
 CMD_ADDR = const(0xC0)

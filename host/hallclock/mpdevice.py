@@ -1,0 +1,123 @@
+"""The virtual device inside a real MicroPython VM (``--interpreter micropython``).
+
+The VM (the official webassembly port, on node: see ``hallclock.mpvm``) gets
+the firmware as the ``.mpy`` files ``make firmware`` builds (mpy-cross, the
+same compiler and flags), plus the MicroPython-compatible virtual-device
+package ``hallclock.vdev`` as source.  Inside it runs the very same
+``Runner`` as under CPython; this adapter gives the pump the Runner's
+interface, batching many device-loop passes per round trip to node.
+"""
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+from hallclock_fw import protocol
+
+from .mpvm import VMProcess
+from .mpvm.checks import build_mpy
+
+HOST = Path(__file__).resolve().parent
+FIRMWARE = Path(__import__("hallclock_fw").__file__).resolve().parent
+BATCH = 4000  # device-loop passes per round trip at most (it stops early on output)
+
+
+def _source_digest(root):
+    h = hashlib.sha256()
+    for p in sorted(root.rglob("*.py")):
+        h.update(str(p.relative_to(root)).encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def firmware_mpy():
+    """{path in the VM: bytes} of the firmware built with mpy-cross (cached by
+    the sources' digest, so repeated runs do not recompile)."""
+    cache_root = Path(os.environ.get("HALLCLOCK_CACHE", Path(tempfile.gettempdir()) /
+                                     "hallclock-mpy-cache"))
+    out = cache_root / _source_digest(FIRMWARE) / "hallclock_fw"
+    if not (out / "__init__.mpy").exists():
+        tmp = out.parent / f"tmp-{os.getpid()}"
+        result = build_mpy(FIRMWARE, tmp / "hallclock_fw")
+        if not result.ok:
+            raise RuntimeError("the firmware does not compile:\n" + "\n".join(result.errors))
+        try:
+            os.replace(tmp / "hallclock_fw", out)
+        except OSError:
+            pass  # another process built it first
+    return {f"hallclock_fw/{p.relative_to(out)}": p.read_bytes()
+            for p in sorted(out.rglob("*.mpy"))}
+
+
+def vdev_sources():
+    files = {"hallclock/__init__.py": ""}
+    for p in sorted((HOST / "vdev").glob("*.py")):
+        files[f"hallclock/vdev/{p.name}"] = p.read_text()
+    return files
+
+
+def device_files():
+    files = firmware_mpy()
+    files.update(vdev_sources())
+    return files
+
+
+class MicroPythonRunner:
+    """``Runner``'s interface (feed, take_output, step, advance, pending) for a
+    Runner that lives inside the MicroPython VM."""
+
+    def __init__(self, mode, values, actions, clock="virtual-1", sid="00000001",
+                 start_ticks=0, period=None, seed=12345):
+        init = (
+            "from hallclock.vdev.runner import Runner\n"
+            f"runner = Runner({mode!r}, {dict(values)!r}, {list(actions)!r}, clock={clock!r}, "
+            f"sid={sid!r}, start_ticks={start_ticks!r}, period={period!r}, seed={seed!r})\n")
+        self.vm = VMProcess(device_files(), init, obj_expr="runner")
+        self.out = bytearray()
+        self.sent = 0  # highest event seq the device has sent
+        self.acked = 0  # highest seq the host has acknowledged
+        self._rx = bytearray()
+        self._tx = bytearray()
+
+    def _scan(self, buf, data, kind):
+        buf.extend(data)
+        while True:
+            nl = buf.find(b"\n")
+            if nl < 0:
+                return
+            tokens = protocol.check(protocol.unframe(bytes(buf[:nl + 1])))
+            del buf[:nl + 1]
+            if tokens is not None and tokens[0] == kind:
+                yield int(tokens[2])
+
+    def feed(self, data):
+        self.vm.feed(data)
+        for seq in self._scan(self._rx, data, "A"):
+            self.acked = max(self.acked, seq)
+
+    def take_output(self):
+        data = bytes(self.out)
+        self.out.clear()
+        return data
+
+    def _collect(self, out):
+        self.out.extend(out)
+        for seq in self._scan(self._tx, out, "E"):
+            self.sent = max(self.sent, seq)
+
+    def step(self):
+        status, out = self.vm.step(BATCH)
+        self._collect(out)
+        return status
+
+    def advance(self, ms):
+        self.vm.exec(f"runner.ms += {int(ms)}")
+        status, out = self.vm.step(1)
+        self._collect(out)
+        return status
+
+    def pending(self):
+        return self.acked < self.sent
+
+    def close(self):
+        self.vm.close()
