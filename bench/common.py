@@ -1,0 +1,79 @@
+"""Shared helpers for the benchmarks: the machine, percentiles, frame decoding."""
+import os
+import platform
+import subprocess
+import sys
+
+from hallclock_fw import protocol
+
+
+def machine():
+    model = "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        node = subprocess.run(["node", "--version"], capture_output=True, text=True,
+                              timeout=10).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        node = None
+    return {"cpus": os.cpu_count(), "cpu_model": model,
+            "python": platform.python_version(), "node": node,
+            "system": platform.system() + " " + platform.release()}
+
+
+def pct(values, p):
+    """The p-th percentile (nearest rank) of ``values``; None if empty."""
+    if not values:
+        return None
+    v = sorted(values)
+    k = max(0, min(len(v) - 1, int(round(p / 100.0 * len(v) + 0.5)) - 1))
+    return v[k]
+
+
+def summary(values, scale=1.0, digits=3):
+    """max, p99, p50, mean and count of a list of numbers (times ``scale``)."""
+    if not values:
+        return {"n": 0, "max": None, "p99": None, "p50": None, "mean": None}
+
+    def r(x):
+        return round(x * scale, digits)
+    return {"n": len(values), "max": r(max(values)), "p99": r(pct(values, 99)),
+            "p50": r(pct(values, 50)), "mean": r(sum(values) / len(values))}
+
+
+def frames(data):
+    """Checked token lists of every sound frame in ``data`` (bytes)."""
+    out = []
+    for line in data.split(b"\n"):
+        if line:
+            tokens = protocol.check(protocol.unframe(line))
+            if tokens is not None:
+                out.append(tokens)
+    return out
+
+
+def events(data):
+    """(seq, t_ms, name, fields) of every event frame in ``data``, and the sid."""
+    out = []
+    sid = None
+    for tokens in frames(data):
+        if tokens[0] == "E":
+            sid = tokens[1]
+            seq, t_ms, name, values, _text = protocol.event_fields(tokens)
+            out.append((seq, t_ms, name, values))
+    return out, sid
+
+
+def scrabble_settings(pairs=()):
+    from hallclock_fw import settings
+    return settings.parse("scrabble", list(pairs))
+
+
+def say(*args):
+    print(*args, file=sys.stderr, flush=True)

@@ -1,0 +1,60 @@
+"""make bench: every benchmark, figures to bench/results.json (see docs/benchmarks.md).
+
+    .venv/bin/python bench/run.py [--out bench/results.json] [--quick]
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import common  # noqa: E402
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                  "results.json"))
+    ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
+    ap.add_argument("--only", action="append", help="timing, fwcost, latency, scale")
+    args = ap.parse_args(argv)
+    only = set(args.only or ["timing", "fwcost", "latency", "scale"])
+    res = {"machine": common.machine(), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "reproduce": "make bench  (or .venv/bin/python bench/run.py)", "seconds": {}}
+    t_all = time.monotonic()
+
+    def part(name, fn):
+        if name not in only:
+            return
+        common.say("bench: %s ..." % name)
+        t = time.monotonic()
+        res[name] = fn()
+        res["seconds"][name] = round(time.monotonic() - t, 1)
+        common.say("bench: %s done in %.1f s" % (name, res["seconds"][name]))
+
+    import timing
+    import latency
+    import fwcost
+    import scale
+    if args.quick:
+        part("timing", lambda: timing.bench(round_ms=12 * 60000, seeds=[1]))
+        part("fwcost", fwcost.bench)
+        part("latency", lambda: latency.bench(presses=40))
+        part("scale", lambda: scale.bench(sizes=(1, 4), duration_s=2.0, say=common.say))
+    else:
+        part("timing", timing.bench)
+        part("fwcost", fwcost.bench)
+        part("latency", latency.bench)
+        part("scale", lambda: scale.bench(say=common.say))
+    res["seconds"]["total"] = round(time.monotonic() - t_all, 1)
+    with open(args.out, "w") as f:
+        json.dump(res, f, indent=1)
+        f.write("\n")
+    common.say("bench: wrote %s (%.0f s)" % (args.out, res["seconds"]["total"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
