@@ -1,0 +1,94 @@
+"""`make deploy` without a board: mpremote copies the build onto a virtual
+MicroPython board (the webassembly VM behind a pty answering the raw REPL);
+the files are listed there, the firmware imports, and runs a scenario."""
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+SCENARIO = """
+from hallclock_fw import protocol
+from hallclock.vdev.runner import Runner, RUNNING
+from hallclock_fw.settings import parse
+actions = [(0, 'press', 'START'), (1000, 'press', 'B'), (50000, 'press', 'A'),
+           (200000, 'press', 'B'), (210000, 'end', None)]
+r = Runner('scrabble', parse('scrabble', []), actions, clock='board', sid='0000b0a7')
+names = []
+buf = b''
+status = RUNNING
+for _ in range(100000):
+    status = r.step()
+    buf += r.take_output()
+    while b'\\n' in buf:
+        line, buf = buf.split(b'\\n', 1)
+        t = protocol.check(protocol.unframe(line))
+        if t and t[0] == 'E':
+            names.append('%s@%s' % (t[4], t[3]))
+            r.feed(protocol.ack(t[1], int(t[2])))
+    if status == 1:
+        break
+print('EVENTS', ' '.join(names))
+print('STATUS', status)
+"""
+
+
+@pytest.fixture
+def board():
+    env = dict(os.environ)
+    p = subprocess.Popen([sys.executable, "-m", "hallclock.mpvm.board"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        path = p.stdout.readline().strip()
+        assert path.startswith("/dev/"), p.stderr.read() if p.poll() is not None else path
+        yield path
+    finally:
+        p.terminate()
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+def mpremote(port, *args):
+    res = subprocess.run([sys.executable, "-m", "mpremote", "connect", port, *args],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
+    return res.stdout.replace("\r\n", "\n")
+
+
+def test_make_deploy_onto_the_virtual_board(board, tmp_path):
+    build = tmp_path / "fw"
+    res = subprocess.run(["make", "deploy", f"PORT={board}", f"FW_BUILD={build}"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    # what make built is what is on the board now
+    listing = mpremote(board, "fs", "ls", ":hallclock_fw")
+    for p in (build / "hallclock_fw").glob("*.mpy"):
+        assert p.name in listing
+    assert "main.py" in mpremote(board, "fs", "ls", ":")
+    assert "core/" in listing and "hw/" in listing
+    # the firmware imports on the board ...
+    out = mpremote(board, "exec", "import hallclock_fw.app, hallclock_fw.core.scrabble;"
+                   " print('imported', hallclock_fw.VERSION)")
+    assert "imported 0.1.0" in out
+    # ... and plays a scenario there (the virtual device's fakes come along)
+    vdev = pathlib.Path(ROOT) / "host" / "hallclock" / "vdev"
+    mpremote(board, "fs", "mkdir", ":hallclock")
+    mpremote(board, "fs", "mkdir", ":hallclock/vdev")
+    (tmp_path / "init.py").write_text("")
+    mpremote(board, "fs", "cp", str(tmp_path / "init.py"), ":hallclock/__init__.py")
+    for f in sorted(vdev.glob("*.py")):
+        mpremote(board, "fs", "cp", str(f), f":hallclock/vdev/{f.name}")
+    script = tmp_path / "scenario.py"
+    script.write_text(SCENARIO)
+    out = mpremote(board, "run", str(script))
+    events = [x for x in out.splitlines() if x.startswith("EVENTS")][0].split()[1:]
+    # codes: 0 boot, 1 gong, 2 turn, 3 press, 4 warn, 5 expired, 11 end
+    assert events == ["0@0", "1@0", "2@1000", "3@50000", "2@50000", "4@140000", "4@150000",
+                      "4@160000", "5@170000", "3@200000", "2@200000", "11@210000"]
+    assert "STATUS 1" in out
