@@ -5,9 +5,9 @@
   before and after thousands of passes with a move running and no event due
   (this port collects only between requests, so mem_alloc only grows inside
   one request: the difference is every byte allocated);
-* heap after importing every firmware module the webassembly port can import
-  (hw/ drivers that need ``machine`` are left out and listed), as the live
-  heap after a collection minus that of an empty VM;
+* heap after importing every firmware module (the .mpy build; the board-only
+  module that imports ``machine`` gets a stand-in), as the live heap after a
+  collection minus that before;
 * size of the .mpy build (mpy-cross -march=xtensawin, every file under firmware/);
 * a deterministic cost per simulated minute of a running move: the number of
   App.step passes the event-driven loop makes, and the firmware source lines
@@ -21,7 +21,6 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FW = os.path.join(ROOT, "firmware")
-VDEV = os.path.join(ROOT, "host", "hallclock", "vdev")
 
 
 def mpy_size():
@@ -33,87 +32,21 @@ def mpy_size():
             "largest": sorted(sizes.items(), key=lambda kv: -kv[1])[:5]}
 
 
-def _files():
-    files = {}
-    for base, _dirs, names in os.walk(os.path.join(FW, "hallclock_fw")):
-        for n in names:
-            if n.endswith(".py"):
-                p = os.path.join(base, n)
-                files[os.path.relpath(p, FW)] = open(p).read()
-    files["hallclock/__init__.py"] = ""
-    for n in os.listdir(VDEV):
-        if n.endswith(".py"):
-            files["hallclock/vdev/" + n] = open(os.path.join(VDEV, n)).read()
-    return files
-
-
-def _modules(files):
-    mods = []
-    for path in sorted(files):
-        if path.startswith("hallclock_fw/"):
-            m = path[:-3].replace("/", ".")
-            if m.endswith(".__init__"):
-                m = m[:-9]
-            mods.append(m)
-    return mods
-
-
-IMPORT_CODE = """
-import sys
-failed = []
-for m in %r:
-    try:
-        __import__(m)
-    except ImportError as e:
-        failed.append(m)
-print(repr(failed))
-"""
-
-STEP_CODE = """
-import gc
-from hallclock_fw import settings
-from hallclock.vdev.runner import Runner
-r = Runner("scrabble", settings.parse("scrabble", []),
-           [(0, "press", "START"), (200, "press", "B"), (3600000, "end", None)],
-           start_ticks=(1 << 30) - 2000)
-from hallclock_fw import protocol
-while r.ms < 1500:
-    r.step()
-    r.take_output()
-r.feed(protocol.ack("00000001", r.app.link.seq))  # the host has every event
-r.step()
-r.take_output()
-app = r.app
-now = r.now()
-from hallclock_fw.core.timing import ticks_add
-N = %d
-gc.disable()
-t = now
-a0 = gc.mem_alloc()
-for i in range(N):
-    t = ticks_add(t, 10)
-    app.step(t)
-a1 = gc.mem_alloc()
-print(a1 - a0, r.uart.outbox and len(r.uart.outbox) or 0)
-"""
-
-
 def vm_figures(passes=5000):
-    from hallclock.mpvm import run_code
-    files = _files()
-    mods = _modules(files)
-    empty = run_code(files, "pass")
-    imp = run_code(files, IMPORT_CODE % (mods,))
-    failed = eval(imp.stdout.strip().splitlines()[-1])
-    step = run_code(files, STEP_CODE % passes, timeout=120)
-    alloc, out_bytes = (int(x) for x in step.stdout.split())
+    """Heap after import and allocation per steady pass, measured the way
+    tests/test_micropython.py checks them (hallclock.mpdevice): the .mpy build
+    mpy-cross makes, the real TM1637 driver on fake pins."""
+    from hallclock.mpdevice import import_heap, steady_state
+    heap, mods = import_heap()
+    free = steady_state(passes=passes, period=10, lock=False)
+    locked = steady_state(passes=passes, period=10, lock=True)
     return {
-        "heap_after_import_bytes": imp.heap_live - empty.heap_live,
-        "modules_imported": len(mods) - len(failed), "modules_not_importable": failed,
-        "alloc_per_step_bytes": alloc / passes, "alloc_total_bytes": alloc,
+        "heap_after_import_bytes": heap, "modules_imported": len(mods),
+        "alloc_per_step_bytes": free["allocated"] / passes, "alloc_total_bytes": free["allocated"],
+        "heap_lock_failed_at_pass": locked["failed_at"],
         "steady_passes": passes, "steady_pass_period_ms": 10,
-        "uart_bytes_during_steady": out_bytes,
-        "vm_seconds_per_pass": round(step.elapsed_s / passes, 7),
+        "uart_bytes_during_steady": free["uart_bytes"],
+        "vm_seconds_per_pass": round(free["seconds"] / passes, 7),
     }
 
 

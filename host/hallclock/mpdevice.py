@@ -121,3 +121,90 @@ class MicroPythonRunner:
 
     def close(self):
         self.vm.close()
+
+
+# -- firmware cost in the VM (used by tests/test_micropython.py and make bench) --
+
+MACHINE_STANDIN = (
+    "class Pin:\n    IN=0\n    OUT=1\n    OPEN_DRAIN=2\n    PULL_UP=1\n"
+    "    IRQ_FALLING=2\n    IRQ_RISING=1\n"
+    "    def __init__(self, *a, **k): pass\n"
+    "class PWM:\n    def __init__(self, *a, **k): pass\n"
+    "def reset(): pass\n")
+
+
+def import_heap():
+    """(bytes of live heap after importing every firmware module, module names).
+    The board-only module that imports ``machine`` gets a stand-in."""
+    files = firmware_mpy()
+    mods = sorted({k[:-4].replace("/", ".").replace(".__init__", "")
+                   for k in files if k.startswith("hallclock_fw/")})
+    files["machine.py"] = MACHINE_STANDIN
+    with VMProcess(files, "import machine", obj_expr=None) as vm:
+        base = vm.heap_live()
+        vm.exec("\n".join("import " + m for m in mods))
+        return vm.heap_live() - base, mods
+
+
+STEADY_STATE = """
+import gc, micropython
+from hallclock_fw import protocol
+from hallclock_fw.app import App
+from hallclock_fw.core.timing import ticks_add
+from hallclock_fw.events import BTN_B
+from hallclock_fw.hw.panel import build_panel
+from hallclock_fw.hw.tm1637 import TM1637
+from hallclock_fw.settings import parse
+from hallclock.vdev.fakes import FakeOutput, FakePin, FakeUART, SimClock
+
+start = %(start)d
+clock = SimClock(start)
+pins = [FakePin(1) for _ in range(5)]
+displays = (TM1637(FakePin(), FakePin()), TM1637(FakePin(), FakePin()))
+panel = build_panel(pins, FakeOutput(clock), (FakeOutput(clock), FakeOutput(clock)),
+                    FakeOutput(clock), displays, start)
+uart = FakeUART()
+app = App(panel, uart, 'scrabble', parse('scrabble', []), 'vm', '00000001', start)
+app.press(BTN_B, start)          # A's move 1 runs: a 120 s limit
+app.step(start)
+uart.take()
+uart.feed(protocol.ack('00000001', app.link.seq))   # the host has every event
+app.step(start)
+now = start
+n = 0
+failed = -1
+gc.collect()
+before = gc.mem_alloc()
+%(lock)s
+try:
+    while n < %(passes)d:
+        now = ticks_add(now, %(period)d)
+        app.step(now)
+        app.next_wake(now)%(extra)s
+        n += 1
+except MemoryError:
+    failed = n
+%(unlock)s
+after = gc.mem_alloc()
+print('RESULT', n, failed, after - before, len(uart.outbox), 1 if app.link.all_acked() else 0)
+"""
+
+
+def steady_state(passes=11000, start=0, period=7, lock=True, extra=""):
+    """Run ``passes`` steady-state loop passes (a move running, both TM1637
+    displays refreshed every second, no event due) inside the VM.  Returns
+    {passes, failed_at (-1: never), allocated, uart_bytes, acked, seconds}.
+    With ``lock`` the heap is locked, so any allocation stops the run."""
+    code = STEADY_STATE % {
+        "start": start, "passes": passes, "period": period, "extra": extra,
+        "lock": "micropython.heap_lock()" if lock else "",
+        "unlock": "micropython.heap_unlock()" if lock else ""}
+    import time
+    with VMProcess(device_files(), "", obj_expr=None, timeout=300) as vm:
+        t0 = time.monotonic()
+        out = vm.exec(code, timeout=300)
+        seconds = time.monotonic() - t0
+    words = [x for x in out.splitlines() if x.startswith("RESULT")][-1].split()
+    n, failed, grown, outbox, acked = (int(w) for w in words[1:])
+    return {"passes": n, "failed_at": failed, "allocated": grown, "uart_bytes": outbox,
+            "acked": bool(acked), "seconds": seconds}
