@@ -4,6 +4,7 @@ import platform
 import subprocess
 import sys
 
+from hallclock import catalog
 from hallclock_fw import protocol
 
 
@@ -65,7 +66,7 @@ def events(data):
     for tokens in frames(data):
         if tokens[0] == "E":
             sid = tokens[1]
-            seq, t_ms, name, values, _text = protocol.event_fields(tokens)
+            seq, t_ms, name, values, _text = catalog.event_fields(tokens)
             out.append((seq, t_ms, name, values))
     return out, sid
 

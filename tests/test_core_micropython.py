@@ -38,6 +38,8 @@ CASES = [(m, f) for m in MODULES for f in _functions(m)]
 @pytest.fixture(scope="module")
 def vm_results():
     files = firmware_mpy()
+    files["hallclock/__init__.py"] = ""
+    files["hallclock/catalog.py"] = (CORE.parent.parent / "host" / "hallclock" / "catalog.py").read_text()
     for p in CORE.glob("*.py"):
         files[f"core/{p.name}"] = p.read_text()
     results = {}

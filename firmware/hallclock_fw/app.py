@@ -70,6 +70,7 @@ class App:
         due = earliest(now, due, core.next_deadline(now))
         due = earliest(now, due, self.panel.next_deadline(now))
         due = earliest(now, due, self.panel.buttons.next_deadline(now))
+        due = earliest(now, due, self.link.next_deadline(now))  # sends, resends
         if core.running():  # the shown second changes
             due = earliest(now, due, ticks_add(now, next_change(core.left_ms(now))))
         return due
@@ -84,7 +85,8 @@ class App:
         """Resume a game the host sends back after a power loss (issue 6)."""
         tokens = self.link.restore
         self.link.restore = None
-        if tokens is None or not hasattr(self.core, "restore"):
+        core_restore = getattr(self.core, "restore", None)
+        if tokens is None or core_restore is None:
             return
         try:
             mode = tokens[1]
@@ -94,7 +96,7 @@ class App:
         if mode != self.mode:
             return
         self.settings = values
-        self.core.restore(int(tokens[3]), int(tokens[4]), int(tokens[5]), now)
+        core_restore(int(tokens[3]), int(tokens[4]), int(tokens[5]), now)
 
     def idle(self):
         """True when the session has ended and the host has every event."""

@@ -1,15 +1,13 @@
-"""The event catalogue: one table shared by the device (to emit and frame
-events) and the host (to turn frames into log records).
+"""Event and button codes: what the device needs to emit and frame events.
 
-Every event is a code plus up to four integer values.  ``EVENTS[code]`` gives
-the log name and the fields those integers fill, each with a type letter:
+Every event is a code plus up to four integer values.  What the host makes of
+them — the log name and the field each value fills — is the table
+``hallclock.catalog.EVENTS`` (host side: the device never needs the names, and
+every byte of names would sit in the clock's RAM).
 
-    i  integer                 n  integer, or null when -1
-    p  player: 0 -> "A", 1 -> "B", -1 -> null
-    g  gong kind (GONG_KINDS)  s  play-out step (PLAYOUT_STEPS)
-    w  what a refusal refused (REFUSED_WHAT)
-
-Adding an event: add a code and a row here; the protocol and the host follow.
+Adding an event: add a code here (and raise EV_COUNT), and its row at the
+same position in hallclock.catalog.EVENTS; tests/test_catalog.py checks that
+the two agree.
 """
 from micropython import const
 
@@ -36,50 +34,16 @@ EV_SELFTEST = const(19)
 
 NULL = const(-1)
 
-# code -> (event name, ((field, type), ...))
-EVENTS = (
-    ("boot", ()),  # mode and settings are added from the device's configuration
-    ("gong", (("kind", "g"), ("move", "n"))),
-    ("turn", (("player", "p"), ("move", "i"), ("limit_ms", "i"))),
-    ("press", (("player", "p"), ("move", "i"), ("used_ms", "i"))),
-    ("warn", (("player", "p"), ("move", "i"), ("left_s", "i"))),
-    ("expired", (("player", "p"), ("move", "i"))),
-    ("pause", (("player", "p"), ("move", "n"))),
-    ("resume", (("player", "p"), ("move", "n"), ("limit_ms", "n"))),
-    ("announce", (("move", "i"), ("left_s", "i"))),
-    ("dup_start", (("move", "i"), ("limit_ms", "i"))),
-    ("dup_end", (("move", "i"),)),
-    ("end", ()),
-    ("turn", (("player", "p"), ("move", "i"), ("bank_ms", "i"))),
-    ("press", (("player", "p"), ("move", "i"), ("used_ms", "i"), ("bank_ms", "i"))),
-    ("playout", (("step", "s"), ("move", "n"))),
-    ("break", (("player", "p"), ("number", "i"), ("break_ms", "i"))),
-    ("break_end", (("player", "p"), ("number", "i"))),
-    ("refused", (("player", "p"), ("what", "w"))),
-    ("resume", (("player", "p"), ("move", "n"), ("bank_ms", "i"))),
-    ("selftest", (("step", "i"),)),
-)
+EV_COUNT = const(20)  # codes 0 .. EV_COUNT-1; names and fields: hallclock.catalog
 
-PLAYERS = ("A", "B")
-GONG_KINDS = ("start", "ten_minutes", "end", "manual")
 GONG_START = const(0)
 GONG_TEN = const(1)
 GONG_END = const(2)
 GONG_MANUAL = const(3)
-# ČAS 16.3: play-out steps after the end-of-time signal
-PLAYOUT_STEPS = ("finish_round", "one_more_move", "last_move", "over")
 
 # what a refused request was (EV_REFUSED "what")
 REFUSED_BREAK = const(1)
-REFUSED_WHAT = ("", "break")
 
-
-def code_of(name):
-    """First code whose log name is ``name`` (host side; not for the tick path)."""
-    for code in range(len(EVENTS)):
-        if EVENTS[code][0] == name:
-            return code
-    return NULL
 
 # Inputs: button codes as the app hands them to a core.  A long press arrives
 # as its own event (code | LONG) after the ordinary press of the same button.

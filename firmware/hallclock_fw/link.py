@@ -12,9 +12,10 @@ from . import protocol
 from .core.timing import ticks_add, ticks_diff
 from .events import EV_BOOT, LONG
 
-CAPACITY = const(320)  # unacknowledged events kept (a 40-minute game: see docs/protocol.md)
+CAPACITY = const(512)  # events kept (a whole 40-minute game: see docs/protocol.md)
 _F = const(7)  # ints per event: seq, t_ms, code, v0..v3
 _BURST = const(4)  # frames sent per poll at most
+BURST_GAP_MS = const(20)  # wake this soon again while frames wait to be sent
 RESEND_MS = const(1500)  # resend what is unacknowledged after this long without progress
 HELLO_MS = const(5000)  # re-introduce ourselves this often while the host is silent
 NO_CMD = const(-1)
@@ -50,9 +51,10 @@ class DeviceLink:
     # -- events ------------------------------------------------------------
     def emit(self, t_ms, code, v0, v1, v2, v3):
         self.seq += 1
-        if self.seq - self.first >= self.cap:  # ring full: the oldest is lost
+        if self.seq - self.first >= self.cap:  # ring full: the oldest is overwritten
+            if self.acked < self.first:
+                self.lost += 1  # ... before the host stored it
             self.first += 1
-            self.lost += 1
             if self.acked < self.first - 1:
                 self.acked = self.first - 1
             if self.next_send < self.first:
@@ -69,6 +71,14 @@ class DeviceLink:
 
     def all_acked(self):
         return self.acked >= self.seq
+
+    def next_deadline(self, now):
+        """When the loop should poll the link again (None: only on input)."""
+        if self.next_send <= self.seq:
+            return ticks_add(now, BURST_GAP_MS)
+        if self.seq > self.acked:
+            return ticks_add(self.progress, RESEND_MS)
+        return None
 
     def _send(self, seq):
         r = self.ring

@@ -1,14 +1,21 @@
 """The host's end of the link, for one serial stream (one device at a time,
 or a device that reboots): checks frames, turns events into log records,
 stores each exactly once, acknowledges only what is stored, asks for what is
-missing.  Uses the firmware's own ``protocol`` module: one frame format."""
+missing, notices a device that lost power, and can send the game back.
+Uses the firmware's own ``protocol`` module: one frame format
+(docs/protocol.md)."""
 import time
 
 from hallclock_fw import protocol, settings as settings_mod
+from . import catalog
+from .catalog import PLAYERS
 
 from .logfile import host_time
 
 RESEND_ASK_S = 0.5  # ask again for a missing event at most this often
+WHO_ASK_S = 0.5  # ask an unknown session who it is at most this often
+RESTORE_RETRY_S = 2.0  # send the restore again if the clock has not taken it
+RESTORE_TRIES = 5
 
 
 class Session:
@@ -19,19 +26,67 @@ class Session:
         self.expected = 1
         self.asked = 0.0
         self.ended = False
+        self.restore = None  # the S frame to send (bytes) until the clock takes it
+        self.restore_next = 0.0
+        self.restore_tries = 0
+
+
+def game_state(records):
+    """(mode, settings text, move, player index, left_ms) of the move in
+    progress in a session's records, or None when no move was running.
+    ``left_ms`` counts the move's time up to the last event the host heard
+    (the device's own time; the outage itself is not counted)."""
+    mode = stext = None
+    cur = None  # [move, player, limit_ms, t_start, used_ms, running]
+    last_t = 0
+    for r in records:
+        t = r.get("t_ms")
+        if isinstance(t, int):
+            last_t = t
+        ev = r.get("event")
+        if ev == "boot":
+            mode = r.get("mode")
+            sets = r.get("settings") or {}
+            try:
+                pairs = ["%s=%s" % (k, ",".join(str(x) for x in v) if isinstance(v, list) else v)
+                         for k, v in sets.items()]
+                stext = settings_mod.format_text(mode, settings_mod.parse(mode, pairs))
+            except (ValueError, TypeError):
+                stext = None
+        elif ev in ("turn", "resume") and r.get("player") in PLAYERS:
+            limit = r.get("limit_ms", r.get("bank_ms"))
+            if not isinstance(limit, int) or not isinstance(r.get("move"), int):
+                continue
+            # a turn or resume starts a limit (or bank) afresh from its t_ms
+            cur = [r["move"], PLAYERS.index(r["player"]), limit, t, 0, True]
+        elif ev == "press":
+            cur = None
+        elif ev == "pause" and cur is not None and cur[5]:
+            cur[4] += t - cur[3]
+            cur[5] = False
+    if cur is None or mode is None or stext is None:
+        return None
+    move, player, limit, t0, used, running = cur
+    if running:
+        used += last_t - t0
+    return mode, stext, move, player, limit - used
 
 
 class HostLink:
-    def __init__(self, writer, send, name="port"):
+    def __init__(self, writer, send, name="port", restore=False, clock=time.monotonic):
         self.writer = writer
         self.send = send  # bytes -> None (to the device)
         self.name = name
+        self.restore = restore  # send the game back after a power loss
+        self.time = clock
         self.buf = bytearray()
         self.sessions = {}
         self.current = None  # the session that spoke last
         self.bad = 0  # lines dropped: noise, bad CRC, malformed
-        self.dups = 0
+        self.dups = 0  # events received again that were already stored
         self.records = 0
+        self.power_losses = 0
+        self.asked_who = 0.0
         self.on_record = None  # callback(record) for live views
 
     # -- bytes in ------------------------------------------------------------
@@ -41,16 +96,29 @@ class HostLink:
         while True:
             nl = self.buf.find(b"\n")
             if nl < 0:
-                if len(self.buf) > 4 * protocol.MAX_LINE:
-                    del self.buf[:]  # a flood of noise without newlines
+                if len(self.buf) > protocol.MAX_LINE + 2:
+                    del self.buf[:-(protocol.MAX_LINE + 2)]  # noise without newlines
                     self.bad += 1
                 break
             line = bytes(self.buf[:nl + 1])
             del self.buf[:nl + 1]
             self._line(line, acks)
-        for sid in acks:
+        for sid in acks:  # one cumulative ack per session and chunk, after fsync
             s = self.sessions[sid]
             self.send(protocol.ack(sid, s.expected - 1))
+        self.poll()
+
+    def poll(self):
+        """Timers: a restore the clock has not taken yet is sent again."""
+        now = self.time()
+        for s in self.sessions.values():
+            if s.restore is not None and now >= s.restore_next:
+                if s.restore_tries >= RESTORE_TRIES:
+                    s.restore = None
+                    continue
+                s.restore_tries += 1
+                s.restore_next = now + RESTORE_RETRY_S
+                self.send(s.restore)
 
     def _line(self, line, acks):
         tokens = protocol.check(protocol.unframe(line))
@@ -65,14 +133,19 @@ class HostLink:
             if s is None:
                 s = Session(sid, clock, mode)
                 s.expected = self.writer.last_seq(clock, sid) + 1
+                s.ended = self.writer.has_end(clock, sid)
                 self.sessions[sid] = s
+                self._new_session(s)
             self.current = s
             acks[sid] = True
         elif kind == "E":
             sid = tokens[1]
             s = self.sessions.get(sid)
-            if s is None:
-                self.send(protocol.who())
+            if s is None:  # we came in mid-session: who is this?
+                now = self.time()
+                if now - self.asked_who > WHO_ASK_S:
+                    self.asked_who = now
+                    self.send(protocol.who())
                 return
             self.current = s
             acks[sid] = True
@@ -81,7 +154,7 @@ class HostLink:
                 self.dups += 1
                 return
             if seq > s.expected:
-                now = time.monotonic()
+                now = self.time()
                 if now - s.asked > RESEND_ASK_S:
                     s.asked = now
                     self.send(protocol.resend(sid, s.expected))
@@ -92,17 +165,39 @@ class HostLink:
             s = self.sessions.get(sid)
             first = int(tokens[2])
             if s is not None and first > s.expected:
+                # the clock overwrote events before we stored them (ring full)
                 self.writer.write({
-                    "clock": s.clock, "seq": s.expected, "t_ms": None, "event": "gap",
+                    "clock": s.clock, "seq": s.expected,
+                    "t_ms": self.writer.last_t_ms(s.clock, sid), "event": "gap",
                     "missing": [s.expected, first - 1], "session": sid,
                     "host_time": host_time()})
                 s.expected = first
                 acks[sid] = True
         else:
-            self.bad += 1
+            self.bad += 1  # a host frame echoed back, or one not meant for us
+
+    def _new_session(self, s):
+        """A session we have not heard in this run: if the same clock's
+        previous session in the log never ended, the clock lost power."""
+        old = self.writer.latest.get(s.clock)
+        if old is None or old == s.sid or self.writer.is_closed(s.clock, old):
+            return
+        last = self.writer.last_seq(s.clock, old)
+        self.writer.write({
+            "clock": s.clock, "seq": last + 1, "t_ms": self.writer.last_t_ms(s.clock, old),
+            "event": "power_loss", "session": old, "last_seq": last,
+            "next_session": s.sid, "host_time": host_time()})
+        self.power_losses += 1
+        if self.restore and s.expected == 1:
+            state = game_state(self.writer.session_records(s.clock, old))
+            if state is not None and state[0] == s.mode:
+                mode, stext, move, player, left = state
+                s.restore = protocol.restore(mode, stext, move, player, left)
+                # before the ack of the hello: the clock takes it before its first move
+                self.poll()
 
     def _store(self, s, tokens):
-        seq, t_ms, name, values, text = protocol.event_fields(tokens)
+        seq, t_ms, name, values, text = catalog.event_fields(tokens)
         record = {"clock": s.clock, "seq": seq, "t_ms": t_ms, "event": name}
         if name == "boot":
             mode, _, stext = (text or "").partition(":")
@@ -120,6 +215,8 @@ class HostLink:
         self.records += 1
         if name == "end":
             s.ended = True
+        if s.restore is not None and name in ("resume", "turn", "press", "end"):
+            s.restore = None  # taken (resume), or the game went on without it
         if self.on_record is not None:
             self.on_record(record)
 

@@ -35,10 +35,18 @@ class LogWriter:
         self.path = os.fspath(path)
         self.fd = None
         self.count = 0
-        # (clock, session) -> last seq stored
+        # (clock, session) -> last seq stored, and the t_ms of its last event
         self.last = {}
-        self.ended = set()  # (clock, session) whose end is stored
-        for rec in read_records(self.path):
+        self.last_t = {}
+        self.ended = set()  # (clock, session) closed: its end (or power_loss) is stored
+        self.ends = set()  # (clock, session) whose end event is stored
+        self.latest = {}  # clock -> the session of its newest record
+        try:
+            records = read_records(self.path)
+        except OSError as exc:
+            raise BadInput(f"{self.path}: cannot read the log to resume it "
+                           f"({exc.strerror})") from None
+        for rec in records:
             self._index(rec)
         self._repair_tail()
 
@@ -47,8 +55,13 @@ class LogWriter:
         seq = rec.get("seq")
         if isinstance(seq, int) and seq > self.last.get(key, 0):
             self.last[key] = seq
-        if rec.get("event") == "end":
+        if isinstance(rec.get("t_ms"), int):
+            self.last_t[key] = rec["t_ms"]
+        if rec.get("event") in ("end", "power_loss"):
             self.ended.add(key)
+        if rec.get("event") == "end":
+            self.ends.add(key)
+        self.latest[key[0]] = key[1]
 
     def _repair_tail(self):
         """A crash mid-write can leave a last line without its newline; cut it
@@ -63,9 +76,26 @@ class LogWriter:
                     os.fsync(f.fileno())
         except FileNotFoundError:
             pass
+        except OSError as exc:
+            raise BadInput(f"{self.path}: cannot repair the log's last line "
+                           f"({exc.strerror})") from None
 
     def last_seq(self, clock, session):
         return self.last.get((clock, session), 0)
+
+    def last_t_ms(self, clock, session):
+        return self.last_t.get((clock, session), 0)
+
+    def has_end(self, clock, session):
+        return (clock, session) in self.ends
+
+    def is_closed(self, clock, session):
+        return (clock, session) in self.ended
+
+    def session_records(self, clock, session):
+        """Every stored record of one session (read back from the file)."""
+        return [r for r in read_records(self.path)
+                if r.get("clock") == clock and r.get("session") == session]
 
     def write(self, record):
         record.setdefault("host_time", host_time())

@@ -4,7 +4,8 @@ Actions: ``press BUTTON``, ``end`` (the contract), and the project's own
 ``bounce BUTTON`` (a press whose contact bounces), ``hold BUTTON MS`` (a press
 held MS ms: a long press from 1500 ms), ``command BUTTON`` / ``command-long
 BUTTON`` (a press sent by the host over the link, as the hall relays START and
-GONG).
+GONG), and ``reboot`` (the board loses power and starts again: a new device
+session; events the host had not acknowledged are lost, like RAM).
 """
 from dataclasses import dataclass
 
@@ -13,7 +14,7 @@ from hallclock_fw.events import BUTTON_NAMES
 from .errors import BadInput
 
 ACTIONS = {"press": 1, "bounce": 1, "hold": 2, "end": 0, "command": 1,
-           "command-long": 1}
+           "command-long": 1, "reboot": 0}
 
 
 @dataclass(frozen=True)

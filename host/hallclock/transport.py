@@ -1,6 +1,7 @@
 """Serial transports: a real or virtual port opened with pyserial (reopened
 when it vanishes and comes back), and pty pairs for virtual devices."""
 import os
+import termios
 import time
 import tty
 
@@ -83,8 +84,19 @@ class Port:
             return
         try:
             self.ser.write(data)
+        except serial.SerialTimeoutException:
+            pass  # the other end does not read: the frame is dropped, the protocol repeats it
         except (serial.SerialException, OSError):
             self._lost()
+
+    def drain(self):
+        """Wait until what we wrote has left (tcdrain), if the port is there."""
+        if self.ser is None:
+            return
+        try:
+            self.ser.flush()
+        except (serial.SerialException, OSError, termios.error):
+            pass
 
     def close(self):
         if self.ser is not None:

@@ -2,11 +2,14 @@
 to and from a file descriptor (a pty end, or a port path), paces simulated
 time against the host, and stops when the host has every event.
 
-Simulated time runs as fast as the machine allows; while the device holds
-unacknowledged events the pump waits up to ``ack_wait_s`` (real time) for the
-host's acknowledgement before moving time on, so device and logger go in step
-and the device does not flood a host that is there.  After the scenario's
-``end`` time runs at the real rate, so resend timers behave as on a board.
+Simulated time runs as fast as the machine allows; after the device sent a
+new event the pump waits up to ``ack_wait_s`` (real time) for the host's
+acknowledgement before moving time on, so device and logger go in step and
+the device does not flood a host that is there (resends are not waited for:
+with no host the script still runs to its end quickly).  After the
+scenario's ``end`` time runs at the real rate, so resend timers behave as on
+a board.  The pump gives up after ``silence_s`` of real time without a byte
+from the host (the contract's 30 s).
 """
 import errno
 import os
@@ -45,14 +48,24 @@ def _read(fd):
         raise
 
 
+def _new_events(runner, seen):
+    """(True if the device numbered events since ``seen``, new mark)."""
+    last = getattr(runner, "last_seq", None)
+    if last is None:  # a runner that cannot tell: wait whenever something is pending
+        return runner.pending(), seen
+    seq = last()
+    return seq != seen, seq
+
+
 def pump(runner, fd, silence_s=SILENCE_S, ack_wait_s=0.05, stop=None):
     """Run ``runner`` on ``fd`` until the host has every event (True) or the
-    host has been silent ``silence_s`` after the scenario ended (False)."""
+    host has been silent for ``silence_s`` (False)."""
     os.set_blocking(fd, False)
     last_contact = time.monotonic()
     status = RUNNING
     pending_out = b""
     last_real = time.monotonic()
+    seen = 0
     while True:
         if stop is not None and stop():
             return False
@@ -67,7 +80,8 @@ def pump(runner, fd, silence_s=SILENCE_S, ack_wait_s=0.05, stop=None):
                 if exc.errno != errno.EIO:
                     raise
         data, peer = _read(fd)
-        if not data and (status != RUNNING or runner.pending()):
+        fresh, seen = _new_events(runner, seen)
+        if not data and (status != RUNNING or (fresh and runner.pending())):
             if peer:
                 select.select([fd], [], [], ack_wait_s if status == RUNNING else 0.02)
                 data, peer = _read(fd)
@@ -81,14 +95,14 @@ def pump(runner, fd, silence_s=SILENCE_S, ack_wait_s=0.05, stop=None):
                 return True
             continue
         now = time.monotonic()
+        if now - last_contact > silence_s:
+            return False
         if status == RUNNING:
             status = runner.step()
             last_real = now
         else:
             status = runner.advance(max(1, int((now - last_real) * 1000)))
             last_real = now
-            if now - last_contact > silence_s:
-                return False
 
 
 def open_device_port(path):
@@ -106,18 +120,20 @@ def open_device_port(path):
 
 
 class DeviceThread(threading.Thread):
-    def __init__(self, runner, fd, silence_s=SILENCE_S):
+    def __init__(self, runner, fd, silence_s=SILENCE_S, ack_wait_s=0.05):
         super().__init__(daemon=True, name="virtual-device")
         self.runner = runner
         self.fd = fd
         self.silence_s = silence_s
+        self.ack_wait_s = ack_wait_s
         self.result = None
         self.error = None
         self.halt = False
 
     def run(self):
         try:
-            self.result = pump(self.runner, self.fd, self.silence_s, stop=lambda: self.halt)
+            self.result = pump(self.runner, self.fd, self.silence_s, self.ack_wait_s,
+                               stop=lambda: self.halt)
         except BaseException as exc:  # surfaced by the caller
             self.error = exc
 
@@ -130,7 +146,7 @@ def check_settings(mode, pairs):
 
 
 def simulate(actions, mode, values, out, clock="virtual-1", interpreter="cpython",
-             period=None, start_ticks=0, timeout_s=600.0):
+             period=None, start_ticks=0, timeout_s=600.0, restore=False):
     """Scenario -> virtual device -> pty -> real host logger -> ``out``."""
     from .logger import Logger
     from .transport import pty_pair
@@ -138,19 +154,19 @@ def simulate(actions, mode, values, out, clock="virtual-1", interpreter="cpython
     runner = make_runner(mode, values, actions, clock=clock, start_ticks=start_ticks,
                          period=period, interpreter=interpreter)
     master, slave, path = pty_pair()
-    logger = Logger([path], out)
+    logger = Logger([path], out, restore=restore)
     try:
         logger.open()
         device = DeviceThread(runner, master)
         device.start()
-        finished = logger.run(exit_on_end=True,
-                              stop=lambda: not device.is_alive() and device.error is not None,
-                              max_s=timeout_s)
-        device.join(timeout=10)
+        # The device stops once the host has acknowledged its every event
+        # (so the logger has stored them); the logger stops with it.
+        logger.run(stop=lambda: not device.is_alive(), max_s=timeout_s)
         device.halt = True
+        device.join(timeout=10)
         if device.error is not None:
             raise LinkError(f"the virtual device failed: {device.error!r}") from device.error
-        if not finished:
+        if not device.result or not logger.all_ended():
             raise LinkError("the simulation did not finish: the log has no 'end' "
                             f"after {timeout_s:.0f} s")
     finally:

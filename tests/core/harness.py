@@ -3,7 +3,7 @@ MicroPython-compatible Python (no pytest imports, no fixtures): pytest runs
 it under CPython, and tests/test_core_micropython.py runs the very same test
 functions inside a real MicroPython VM."""
 from hallclock_fw.core.timing import ticks_add, ticks_diff
-from hallclock_fw.events import EVENTS
+from hallclock.catalog import EVENTS
 
 WRAP_START = (1 << 30) - 5000  # ticks 5 s below the wrap
 

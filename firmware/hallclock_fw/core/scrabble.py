@@ -103,6 +103,31 @@ class ScrabbleClock:
         self._arm(now)
         self._emit(EV_RESUME, now, who, self.move, self.limit_ms, 0)
 
+    def restore(self, move, player, left_ms, now):
+        """Resume a game after a power loss (the host sends it back, issue 6):
+        move ``move`` of ``player`` (0 = A, 1 = B) runs again from ``now`` with
+        ``left_ms`` of its limit left (0 or less: in overtime).  Warnings whose
+        time has passed are not repeated.  Taken only while no move has started
+        on this clock; returns True when taken.  Emits ``resume`` with the
+        limit left (the round's gongs are not restored: see docs/protocol.md)."""
+        if self.state != _IDLE or move < 1 or (player != 0 and player != 1):
+            return False
+        if left_ms > self.limit_ms:
+            left_ms = self.limit_ms
+        self.player = player
+        self.move = move
+        self.used_ms = self.limit_ms - left_ms
+        self.deadline = ticks_add(now, left_ms)
+        self.seg_start = now
+        warn_ms = self.warn_ms
+        i = 0
+        while i < len(warn_ms) and warn_ms[i] >= left_ms:
+            i += 1
+        self.next_warn = i
+        self.state = _RUNNING if left_ms > 0 else _OVERTIME
+        self._emit(EV_RESUME, now, player, move, left_ms, 0)
+        return True
+
     def move_or_null(self):
         return self.move if self.move else NULL
 

@@ -27,6 +27,12 @@ DONE = 1
 WAITING = 2  # the scenario has ended; events still unacknowledged
 
 
+def session_after(sid):
+    """The virtual board's next session id: a real board takes a random one at
+    every start; the virtual one derives it, so logs are reproducible."""
+    return "%08x" % ((int(sid, 16) + 0x10001) & 0xFFFFFFFF)
+
+
 class Runner:
     def __init__(self, mode, settings, actions, clock="virtual-1", sid="00000001",
                  start_ticks=0, period=None, seed=12345, record=False):
@@ -45,13 +51,33 @@ class Runner:
             out.record = record
         self.displays = (FakeDisplay(), FakeDisplay())
         self.uart = FakeUART()
-        panel = build_panel(self.pins, self.buzzer, self.leds, self.hall,
-                            self.displays, start_ticks)
-        panel.buttons.arm()
+        self.mode = mode
+        self.settings = settings
+        self.clock_name = clock
+        self.sid = sid
+        self.boots = 1
         self.edges = []  # [(ms, pin index, level)] in time order
         self.ended = False
         self.passes = 0
-        self.app = App(panel, self.uart, mode, settings, clock, sid, start_ticks)
+        self.app = None
+        self._boot(start_ticks)
+
+    def _boot(self, now):
+        panel = build_panel(self.pins, self.buzzer, self.leds, self.hall,
+                            self.displays, now)
+        panel.buttons.arm()
+        self.app = App(panel, self.uart, self.mode, self.settings, self.clock_name,
+                       self.sid, now)
+
+    def reboot(self):
+        """Power lost and back: RAM is gone (every event the host has not
+        acknowledged, bytes not yet sent or read), and the board starts a new
+        session with a new id, like ``main.py`` after a reset."""
+        self.uart.take()
+        self.uart.inbox = bytearray()
+        self.boots += 1
+        self.sid = session_after(self.sid)
+        self._boot(self.now())
 
     # -- the UART, seen from the pump ---------------------------------------
     def feed(self, data):
@@ -75,6 +101,8 @@ class Runner:
                 length = arg[1] if action == "hold" else PRESS_MS
                 self._edge(t, pin, 0)
                 self._edge(t + length, pin, 1)
+        elif action == "reboot":
+            self.reboot()
         elif action == "end":
             self.ended = True
             self.app.end(self.now())
@@ -135,6 +163,10 @@ class Runner:
         """After the scenario: let ``ms`` of (real) time pass, then one pass."""
         self.ms += ms
         return self.step()
+
+    def last_seq(self):
+        """The number of the device's newest event (this session)."""
+        return self.app.link.seq
 
     def pending(self):
         """True while the device holds events the host has not acknowledged."""

@@ -1,0 +1,25 @@
+"""The device's event codes and the host's catalogue agree, row for row."""
+import re
+
+from hallclock import catalog
+from hallclock_fw import events
+
+
+def test_every_code_has_its_row_and_no_more():
+    codes = {name: value for name, value in vars(events).items() if name.startswith("EV_")
+             and name != "EV_COUNT"}
+    assert sorted(codes.values()) == list(range(events.EV_COUNT))
+    assert len(catalog.EVENTS) == events.EV_COUNT
+    for name, code in codes.items():
+        # EV_TURN_BANK -> "turn", EV_DUP_START -> "dup_start", EV_BREAK_END -> "break_end"
+        base = re.sub(r"_BANK$", "", name[3:]).lower()
+        assert catalog.EVENTS[code][0] == base, (name, catalog.EVENTS[code][0])
+
+
+def test_decoding_uses_the_field_types():
+    assert catalog.fields_of(events.EV_GONG, [events.GONG_TEN, -1, 0, 0]) == {
+        "kind": "ten_minutes", "move": None}
+    assert catalog.fields_of(events.EV_REFUSED, [1, events.REFUSED_BREAK, 0, 0]) == {
+        "player": "B", "what": "break"}
+    assert catalog.code_of("dup_end") == events.EV_DUP_END
+    assert catalog.code_of("nothing") == -1

@@ -1,0 +1,239 @@
+"""The link's two ends in memory, the log file's resume, and power loss
+(issue 6).  The byte-level fault tests over ptys are in test_faults.py."""
+import json
+
+from hallclock import scenario, virtual
+from hallclock.hostlink import HostLink, game_state
+from hallclock.logfile import LogWriter, read_records
+from hallclock.vdev.fakes import FakeUART
+from hallclock.vdev.runner import Runner
+from hallclock_fw import link as link_mod, protocol
+from hallclock_fw.events import EV_END, EV_PRESS, EV_TURN
+from hallclock_fw.link import CMD_RESTORE, DeviceLink
+from hallclock_fw.settings import parse
+
+SETTINGS = "move_s=120;warn_s=30,20,10;round_min=40;round_warn_min=10"
+
+
+class Wire:
+    """A DeviceLink and a HostLink joined by two byte queues the test controls."""
+
+    def __init__(self, path, capacity=link_mod.CAPACITY, sid="0000abcd"):
+        self.uart = FakeUART()
+        self.now = 1000
+        self.dev = DeviceLink(self.uart, sid, "table-1", "scrabble", SETTINGS, "t", self.now,
+                              capacity=capacity)
+        self.writer = LogWriter(str(path))
+        self.to_device = []
+        self.host = HostLink(self.writer, self.to_device.append)
+
+    def emit(self, n, code=EV_TURN):
+        for i in range(n):
+            self.dev.emit(self.now - 1000, code, i & 1, i + 1, 120000, 0)
+
+    def run(self, passes=50, step=100, lose_to_host=False, lose_to_device=False):
+        for _ in range(passes):
+            self.now += step
+            self.dev.poll(self.now)
+            data = self.uart.take()
+            if not lose_to_host:
+                self.host.feed(data)
+            for frame in self.to_device:
+                if not lose_to_device:
+                    self.uart.feed(frame)
+            del self.to_device[:]
+
+    def seqs(self):
+        return [r["seq"] for r in read_records(self.writer.path)]
+
+
+def test_every_event_once_in_order(tmp_path):
+    w = Wire(tmp_path / "log.jsonl")
+    w.emit(30)
+    w.run()
+    assert w.seqs() == list(range(1, 31))
+    assert w.dev.all_acked()
+
+
+def test_lost_acks_mean_resends_but_no_duplicates(tmp_path):
+    w = Wire(tmp_path / "log.jsonl")
+    w.emit(10)
+    w.run(passes=30, lose_to_device=True)  # the host stores, the device never hears
+    assert not w.dev.all_acked()
+    assert w.host.dups > 0  # the device sent them again (RESEND_MS)
+    w.run(passes=30)
+    assert w.dev.all_acked()
+    assert w.seqs() == list(range(1, 11))
+
+
+def test_a_gap_is_asked_for_again(tmp_path):
+    w = Wire(tmp_path / "log.jsonl")
+    w.emit(3)
+    w.dev.poll(w.now)
+    frames = w.uart.take().split(b"\n")
+    # event 2 is lost on the way: the host sees 1 and 3 and asks for 2 (R)
+    w.host.feed(b"\n".join(f for f in frames if not f.startswith(b"E 0000abcd 2 ")))
+    assert any(f.startswith(b"R 0000abcd 2*") for f in w.to_device)
+    w.run(passes=5)
+    assert w.seqs() == [1, 2, 3]
+
+
+def test_ring_overflow_is_a_gap_record(tmp_path):
+    w = Wire(tmp_path / "log.jsonl", capacity=8)
+    w.emit(20)  # nobody listens: events 1..12 are overwritten
+    assert w.dev.lost == 12
+    w.run(passes=40)
+    recs = read_records(w.writer.path)
+    assert recs[0]["event"] == "gap" and recs[0]["missing"] == [1, 12]
+    assert [r["seq"] for r in recs[1:]] == list(range(13, 21))
+    assert w.dev.all_acked()
+
+
+def test_device_answers_who_and_ignores_noise(tmp_path):
+    uart = FakeUART()
+    dev = DeviceLink(uart, "00000001", "t1", "scrabble", SETTINGS, "v", 0)
+    uart.take()
+    uart.feed(b"garbage\n" + b"x" * 500 + b"\nA 00000001 1*00000000\n" + protocol.who())
+    for t in range(10, 300, 10):  # 64 bytes are read per poll
+        dev.poll(t)
+    out = uart.take()
+    assert out.startswith(b"H 00000001 t1 scrabble v*")
+    assert dev.bad >= 3  # garbage, the overlong line, the bad CRC
+
+
+def test_restore_frame_reaches_the_app(tmp_path):
+    uart = FakeUART()
+    dev = DeviceLink(uart, "00000001", "t1", "scrabble", SETTINGS, "v", 0)
+    uart.feed(protocol.restore("scrabble", SETTINGS, 7, 0, 45000))
+    assert dev.poll(10) == CMD_RESTORE or dev.poll(20) == CMD_RESTORE
+    assert dev.restore[3:] == ["7", "0", "45000"]
+
+
+# -- the log file ---------------------------------------------------------------
+def test_torn_tail_is_cut_and_the_resume_index_read(tmp_path):
+    path = tmp_path / "log.jsonl"
+    w = LogWriter(str(path))
+    for seq in (1, 2, 3):
+        w.write({"clock": "c", "seq": seq, "t_ms": seq, "event": "turn", "session": "s"})
+    w.close()
+    with open(path, "ab") as f:
+        f.write(b'{"clock": "c", "seq": 4, "t_ms"')  # killed mid-write
+    w2 = LogWriter(str(path))
+    assert w2.last_seq("c", "s") == 3
+    assert path.read_bytes().endswith(b"\n")
+    w2.write({"clock": "c", "seq": 4, "t_ms": 4, "event": "end", "session": "s"})
+    w2.close()
+    assert [r["seq"] for r in read_records(path)] == [1, 2, 3, 4]
+    assert all(json.loads(line) for line in path.read_text().splitlines())
+
+
+def test_restarted_host_resumes_without_duplicates(tmp_path):
+    path = tmp_path / "log.jsonl"
+    w = Wire(path)
+    w.emit(5)
+    w.run(passes=10)
+    w.writer.close()
+    # a new host process on the same log; the device resends 3..5 and more
+    w.writer = LogWriter(str(path))
+    w.host = HostLink(w.writer, w.to_device.append)
+    w.dev.acked = 2
+    w.dev.next_send = 3
+    w.emit(3)
+    w.run(passes=30)
+    assert w.seqs() == list(range(1, 9))
+
+
+# -- power loss --------------------------------------------------------------------
+REBOOT = """\
+0      press START
+2000   press B
+30000  press A
+50000  reboot
+80000  press A
+100000 end
+"""
+
+
+def _simulate(tmp_path, text, restore):
+    path = tmp_path / "s.txt"
+    path.write_text(text)
+    out = tmp_path / ("r%d.jsonl" % restore)
+    virtual.simulate(scenario.load(str(path)), "scrabble", parse("scrabble", []), str(out),
+                     restore=restore)
+    return read_records(out)
+
+
+def test_reboot_is_a_new_session_and_a_marked_gap(tmp_path):
+    recs = _simulate(tmp_path, REBOOT, restore=False)
+    old = [r for r in recs if r["session"] == "00000001"]
+    assert [r["event"] for r in old] == ["boot", "gong", "turn", "press", "turn",
+                                         "power_loss"]
+    mark = old[-1]
+    assert mark["seq"] == 6 and mark["last_seq"] == 5 and mark["t_ms"] == 30000
+    new = [r for r in recs if r["session"] == mark["next_session"]]
+    assert new[0]["event"] == "boot" and new[0]["seq"] == 1
+    assert [r["event"] for r in new] == ["boot", "end"]  # A's press: no move is running
+
+
+def test_reboot_with_restore_resumes_the_move(tmp_path):
+    recs = _simulate(tmp_path, REBOOT, restore=True)
+    new = [r for r in recs if r["session"] != "00000001"]
+    names = [r["event"] for r in new]
+    assert names[:2] == ["boot", "resume"]
+    res = new[1]
+    # B's move 2 began at 30 s and was last heard of at 30 s: its whole limit
+    assert (res["player"], res["move"], res["limit_ms"]) == ("B", 2, 120000)
+    # the game goes on: B's press was lost, so A's press at 80 s changes
+    # nothing; the move numbers continue from the restored move
+    assert "power_loss" in [r["event"] for r in recs]
+    assert names[-1] == "end"
+
+
+def test_game_state_counts_time_used_up_to_the_last_event():
+    recs = [
+        {"event": "boot", "mode": "scrabble", "t_ms": 0,
+         "settings": {"move_s": 120, "warn_s": [30, 20, 10], "round_min": 40,
+                      "round_warn_min": 10}},
+        {"event": "turn", "player": "A", "move": 3, "limit_ms": 120000, "t_ms": 1000},
+        {"event": "pause", "player": "A", "move": 3, "t_ms": 11000},
+        {"event": "resume", "player": "B", "move": 4, "limit_ms": 120000, "t_ms": 20000},
+        {"event": "warn", "player": "B", "move": 4, "left_s": 30, "t_ms": 110000},
+    ]
+    mode, stext, move, player, left = game_state(recs)
+    assert (mode, move, player, left) == ("scrabble", 4, 1, 30000)
+    assert parse("scrabble", stext.split(";")) == parse("scrabble", [])
+    assert game_state(recs[:1]) is None
+    recs.append({"event": "press", "player": "B", "move": 4, "used_ms": 1, "t_ms": 111000})
+    assert game_state(recs) is None  # between moves: nothing to restore
+
+
+def test_runner_reboot_loses_unacknowledged_events():
+    actions = [(0, "press", "START"), (2000, "press", "B"), (5000, "reboot", None),
+               (9000, "end", None)]
+    r = Runner("scrabble", parse("scrabble", []), actions)
+    first = r.app.link
+    while r.ms < 5000:
+        r.step()
+    assert first.seq == 3 and not first.all_acked()
+    r.step()
+    assert r.app.link is not first and r.sid != "00000001"
+    assert r.app.link.seq == 1  # the new session's boot
+    assert r.take_output().startswith(b"H " + r.sid.encode())
+
+
+def test_host_ack_is_sent_only_after_the_record_is_stored(tmp_path):
+    order = []
+
+    class Writer(LogWriter):
+        def write(self, record):
+            super().write(record)
+            order.append(("stored", record["seq"]))
+
+    w = Writer(str(tmp_path / "log.jsonl"))
+    host = HostLink(w, lambda b: order.append(("sent", b[:1])))
+    host.feed(protocol.hello("s1", "c", "scrabble", "v"))
+    host.feed(protocol.event("s1", 1, 0, EV_TURN, 0, 1, 120000, 0)
+              + protocol.event("s1", 2, 5, EV_PRESS, 0, 1, 5, 0)
+              + protocol.event("s1", 3, 5, EV_END, 0, 0, 0, 0))
+    assert order[-3:] == [("stored", 2), ("stored", 3), ("sent", b"A")]
+    assert host.ended()
