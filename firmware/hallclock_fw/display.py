@@ -1,6 +1,7 @@
 """What a 4-digit clock display shows, as digit codes (pure, allocation-free).
 
-Codes 0-9 are digits, ``MINUS`` a dash, ``BLANK`` nothing.  Time shows as
+Codes 0-9 are digits, ``MINUS`` a dash, ``BLANK`` nothing, ``LETTER_P`` a P
+(the play-out step: ``P- 1`` .. ``P- 3``, ``P---`` when it is over).  Time shows as
 M:SS (or MM:SS) rounded up, so 0:00 appears only when the time is out; from
 100 minutes on as HH:MM.  Overtime shows as -M:SS, counting up.
 """
@@ -8,6 +9,7 @@ from micropython import const
 
 MINUS = const(10)
 BLANK = const(11)
+LETTER_P = const(12)
 
 
 def shown_s(ms):
@@ -45,6 +47,18 @@ def render(ms, buf):
     buf[2] = (s % 60) // 10
     buf[3] = s % 10
     return True
+
+
+def render_playout(step, buf):
+    """Fill ``buf`` with the play-out step (0-2: ``P- 1``..``P- 3``; 3: ``P---``)."""
+    buf[0] = LETTER_P
+    buf[1] = MINUS
+    if step >= 3:
+        buf[2] = MINUS
+        buf[3] = MINUS
+    else:
+        buf[2] = BLANK
+        buf[3] = step + 1
 
 
 def next_change(ms):

@@ -1,5 +1,6 @@
-"""The JSON Lines game log: appended, flushed and fsync'd record by record, so
-a crash loses nothing; read back on start so a restarted logger resumes
+"""The JSON Lines game log: appended and fsync'd as records arrive (the records
+that arrive together are stored with one write and one fsync), so a crash
+loses nothing that was acknowledged; read back on start so a restarted logger resumes
 without duplicates.  The file is created only when its first record arrives."""
 import json
 import os
@@ -30,6 +31,10 @@ def read_records(path):
     return records
 
 
+# one record -> one JSON line (keys in the record's order), as json.dumps would
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
+
+
 class LogWriter:
     def __init__(self, path):
         self.path = os.fspath(path)
@@ -41,6 +46,9 @@ class LogWriter:
         self.ended = set()  # (clock, session) closed: its end (or power_loss) is stored
         self.ends = set()  # (clock, session) whose end event is stored
         self.latest = {}  # clock -> the session of its newest record
+        self.pending = []  # JSON lines queued by add(), stored by flush()
+        self.pending_records = []  # their records, in the same order
+        self.flushes = 0  # how many write+fsync batches have been stored
         try:
             records = read_records(self.path)
         except OSError as exc:
@@ -94,25 +102,52 @@ class LogWriter:
 
     def session_records(self, clock, session):
         """Every stored record of one session (read back from the file)."""
+        self.flush()
         return [r for r in read_records(self.path)
                 if r.get("clock") == clock and r.get("session") == session]
 
-    def write(self, record):
-        record.setdefault("host_time", host_time())
-        line = (json.dumps(record, ensure_ascii=False, separators=(", ", ": ")) + "\n").encode()
+    def add(self, record):
+        """Queue a record for the next ``flush``: it is not stored (and must
+        not be acknowledged) until then.  The resume index counts it at once,
+        so the links go on from it."""
+        if "host_time" not in record:
+            record["host_time"] = host_time()
+        self.pending.append(_dumps(record))
+        self.pending_records.append(record)
+        self._index(record)
+
+    def flush(self):
+        """Store every queued record: one write and one fsync for all of them.
+        Returns how many records were stored."""
+        if not self.pending:
+            return 0
+        data = ("\n".join(self.pending) + "\n").encode()
         if self.fd is None:
             try:
                 self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             except OSError as exc:
                 raise BadInput(f"{self.path}: cannot write the log ({exc.strerror}); "
                                "check the folder exists and is writable") from None
-        view = memoryview(line)
+        view = memoryview(data)
         while view:
             n = os.write(self.fd, view)
             view = view[n:]
-        os.fsync(self.fd)
-        self.count += 1
-        self._index(record)
+        self.sync(self.fd)
+        n = len(self.pending)
+        self.count += n
+        self.flushes += 1
+        del self.pending[:]
+        del self.pending_records[:]
+        return n
+
+    def sync(self, fd):
+        """Make what was written durable (a hook the tests instrument)."""
+        os.fsync(fd)
+
+    def write(self, record):
+        """Store one record now (and whatever was queued before it)."""
+        self.add(record)
+        self.flush()
 
     def close(self):
         if self.fd is not None:

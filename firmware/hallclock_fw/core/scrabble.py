@@ -180,8 +180,14 @@ class ScrabbleClock:
         if self.state == _IDLE:
             panel.show(0, self.limit_ms)
             panel.show(1, self.limit_ms)
+            return
+        panel.show(self.player, self.left_ms(now))
+        if self.round.step >= 0:
+            # 16.3: after the end gong the waiting player's display shows the
+            # play-out step (P- 1 finish the round, P- 2 one more move,
+            # P- 3 last move, P--- over)
+            panel.show_playout(1 - self.player, self.round.step)
         else:
-            panel.show(self.player, self.left_ms(now))
             panel.show(1 - self.player, self.limit_ms)
 
     def running(self):

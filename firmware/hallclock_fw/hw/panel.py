@@ -1,12 +1,13 @@
 """The clock's front panel: buttons, buzzer, player LEDs, hall output and the
 two displays, put together from drivers.  The app talks only to this."""
-from ..display import BLANK, render, shown_s
+from ..display import BLANK, render, render_playout, shown_s
 from ..signals import (
     OUT_BOTH_LEDS, OUT_BUZZER, OUT_HALL, OUT_LED, PatternPlayer, signal_for)
 from ..core.timing import ticks_diff
 
 _BLANKED = -(1 << 29)  # "shown" value of a blanked display
 _NEVER = _BLANKED + 1  # nothing sent yet
+_PLAYOUT = _BLANKED + 10  # "shown" value of play-out step s: _PLAYOUT - s
 
 
 class Panel:
@@ -59,6 +60,19 @@ class Panel:
         buf = self.digits[side]
         colon = render(ms, buf)
         disp.show(buf, colon)
+
+    def show_playout(self, side, step):
+        """Show the play-out step (ČAS 16.3) on a player's display."""
+        disp = self.displays[side]
+        if disp is None:
+            return
+        key = _PLAYOUT - step
+        if key == self.shown[side]:
+            return
+        self.shown[side] = key
+        buf = self.digits[side]
+        render_playout(step, buf)
+        disp.show(buf, False)
 
     def blank(self, side):
         disp = self.displays[side]

@@ -30,8 +30,8 @@ CMD_CTRL = const(0x88)  # display on; low 3 bits = brightness 0-7
 SEG_COLON = const(0x80)  # the colon is bit 7 of the second digit
 
 # segments (bit 0 = a ... bit 6 = g) for the codes of display.py:
-# 0-9, 10 = minus, 11 = blank
-SEGMENTS = b"\x3f\x06\x5b\x4f\x66\x6d\x7d\x07\x7f\x6f\x40\x00"
+# 0-9, 10 = minus, 11 = blank, 12 = P (play-out)
+SEGMENTS = b"\x3f\x06\x5b\x4f\x66\x6d\x7d\x07\x7f\x6f\x40\x00\x73"
 
 
 class TM1637:
@@ -94,11 +94,11 @@ class TM1637:
         self._command(CMD_CTRL | self.brightness)
 
     def show(self, digits, colon):
-        """Show four digit codes (display.py: 0-9, 10 minus, 11 blank)."""
+        """Show four digit codes (display.py: 0-9, 10 minus, 11 blank, 12 P)."""
         segs = self.segs
         for i in range(4):
             code = digits[i]
-            segs[i] = SEGMENTS[code] if 0 <= code < 12 else 0
+            segs[i] = SEGMENTS[code] if 0 <= code < len(SEGMENTS) else 0
         if colon:
             segs[1] |= SEG_COLON
         self.write(segs)

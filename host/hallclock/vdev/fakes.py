@@ -66,7 +66,7 @@ class FakeOutput:
 class FakeDisplay:
     """A 4-digit display that keeps what it shows as text, e.g. ' 1:59'."""
 
-    CHARS = "0123456789- "
+    CHARS = "0123456789- P"
 
     def __init__(self):
         self.text = "    "
