@@ -30,11 +30,10 @@ EV_BREAK = const(15)
 EV_BREAK_END = const(16)
 EV_REFUSED = const(17)
 EV_RESUME_BANK = const(18)
-EV_SELFTEST = const(19)
 
 NULL = const(-1)
 
-EV_COUNT = const(20)  # codes 0 .. EV_COUNT-1; names and fields: hallclock.catalog
+EV_COUNT = const(19)  # codes 0 .. EV_COUNT-1; names and fields: hallclock.catalog
 
 GONG_START = const(0)
 GONG_TEN = const(1)

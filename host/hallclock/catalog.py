@@ -33,7 +33,6 @@ EVENTS = (
     ("break_end", (("player", "p"), ("number", "i"))),
     ("refused", (("player", "p"), ("what", "w"))),
     ("resume", (("player", "p"), ("move", "n"), ("bank_ms", "i"))),
-    ("selftest", (("step", "i"),)),
 )
 
 PLAYERS = ("A", "B")

@@ -87,26 +87,51 @@ class HostLink:
         self.records = 0
         self.power_losses = 0
         self.asked_who = 0.0
-        self.on_record = None  # callback(record) for live views
+        self.on_record = None  # callback(record) for live views, once stored
+        self.acks = {}  # sid -> True: sessions to acknowledge after the next flush
+        self.stored = []  # records queued since the last send_acks (for on_record)
 
     # -- bytes in ------------------------------------------------------------
-    def feed(self, data):
-        self.buf.extend(data)
-        acks = {}
+    def feed(self, data, flush=True):
+        """Take bytes from the line.  Events become records queued in the
+        writer; with ``flush`` they are stored (one write + fsync) and
+        acknowledged at once.  A caller that serves several links passes
+        ``flush=False``, calls ``writer.flush()`` once for all of them, then
+        ``send_acks()`` on each: an ack never leaves before the fsync that
+        covers it."""
+        buf = self.buf
+        buf.extend(data)
+        start = 0
         while True:
-            nl = self.buf.find(b"\n")
+            nl = buf.find(b"\n", start)
             if nl < 0:
-                if len(self.buf) > protocol.MAX_LINE + 2:
-                    del self.buf[:-(protocol.MAX_LINE + 2)]  # noise without newlines
-                    self.bad += 1
                 break
-            line = bytes(self.buf[:nl + 1])
-            del self.buf[:nl + 1]
-            self._line(line, acks)
-        for sid in acks:  # one cumulative ack per session and chunk, after fsync
-            s = self.sessions[sid]
-            self.send(protocol.ack(sid, s.expected - 1))
+            self._line(bytes(buf[start:nl + 1]), self.acks)
+            start = nl + 1
+        if start:
+            del buf[:start]
+        if len(buf) > protocol.MAX_LINE + 2:
+            del buf[:-(protocol.MAX_LINE + 2)]  # noise without newlines
+            self.bad += 1
+        if flush:
+            self.writer.flush()
+            self.send_acks()
         self.poll()
+
+    def send_acks(self):
+        """One cumulative ack per session that spoke since the last call, and
+        the stored records to the live view.  Call only once the writer has
+        flushed what ``feed`` queued."""
+        if self.acks:
+            for sid in self.acks:
+                s = self.sessions[sid]
+                self.send(protocol.ack(sid, s.expected - 1))
+            self.acks.clear()
+        if self.stored:
+            if self.on_record is not None:
+                for record in self.stored:
+                    self.on_record(record)
+            del self.stored[:]
 
     def poll(self):
         """Timers: a restore the clock has not taken yet is sent again."""
@@ -166,7 +191,7 @@ class HostLink:
             first = int(tokens[2])
             if s is not None and first > s.expected:
                 # the clock overwrote events before we stored them (ring full)
-                self.writer.write({
+                self.writer.add({
                     "clock": s.clock, "seq": s.expected,
                     "t_ms": self.writer.last_t_ms(s.clock, sid), "event": "gap",
                     "missing": [s.expected, first - 1], "session": sid,
@@ -210,15 +235,14 @@ class HostLink:
         record.update(values)
         record["session"] = s.sid
         record["host_time"] = host_time()
-        self.writer.write(record)
+        self.writer.add(record)
         s.expected = seq + 1
         self.records += 1
         if name == "end":
             s.ended = True
         if s.restore is not None and name in ("resume", "turn", "press", "end"):
             s.restore = None  # taken (resume), or the game went on without it
-        if self.on_record is not None:
-            self.on_record(record)
+        self.stored.append(record)
 
     def ended(self):
         """True once some session's end is stored with everything before it."""
