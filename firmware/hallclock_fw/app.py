@@ -50,7 +50,7 @@ class App:
         while code != -1:
             self.press(code, buttons.when)  # the moment the contact closed
             code = buttons.poll(now)
-        cmd = self.link.poll(now)
+        cmd = self.link.receive(now)
         if cmd != NO_CMD:
             if cmd == CMD_RESTORE:
                 self.restore(now)
@@ -60,6 +60,7 @@ class App:
             self.core.tick(now)
         panel.update(now)
         self.refresh(now)
+        self.link.send(now)  # this pass's events leave in this pass
 
     def refresh(self, now):
         self.core.refresh(self.panel, now)

@@ -96,12 +96,21 @@ class DeviceLink:
     def poll(self, now):
         """Read what the host sent, send what is due.  Returns a button code
         the host asked for (``C`` frame), CMD_RESTORE, or NO_CMD."""
-        cmd = NO_CMD
+        cmd = self.receive(now)
+        self.send(now)
+        return cmd
+
+    def receive(self, now):
+        """Read what the host sent (a command, CMD_RESTORE or NO_CMD)."""
         uart = self.uart
         if uart.any():
             n = uart.readinto(self.chunk)
             if n:
-                cmd = self._feed(n, now)
+                return self._feed(n, now)
+        return NO_CMD
+
+    def send(self, now):
+        """Send what is due: new events, and resends after RESEND_MS."""
         if self.seq > self.acked and ticks_diff(now, self.progress) >= RESEND_MS:
             self.next_send = self.acked + 1  # nothing acknowledged for a while: go back
             self.progress = now
@@ -113,7 +122,6 @@ class DeviceLink:
             self._send(self.next_send)
             self.next_send += 1
             sent += 1
-        return cmd
 
     def _feed(self, n, now):
         cmd = NO_CMD
