@@ -39,7 +39,10 @@ CASES = [(m, f) for m in MODULES for f in _functions(m)]
 def vm_results():
     files = firmware_mpy()
     files["hallclock/__init__.py"] = ""
-    files["hallclock/catalog.py"] = (CORE.parent.parent / "host" / "hallclock" / "catalog.py").read_text()
+    host = CORE.parent.parent / "host" / "hallclock"
+    files["hallclock/catalog.py"] = (host / "catalog.py").read_text()
+    files["hallclock/vdev/__init__.py"] = ""
+    files["hallclock/vdev/fakes.py"] = (host / "vdev" / "fakes.py").read_text()
     for p in CORE.glob("*.py"):
         files[f"core/{p.name}"] = p.read_text()
     results = {}
