@@ -32,3 +32,23 @@ def script(tmp_path):
         p.write_text(text)
         return str(p)
     return make
+
+
+@pytest.fixture
+def board():
+    """A virtual MicroPython board (the VM behind a pty answering mpremote)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "host"), env.get("PYTHONPATH", "")])
+    p = subprocess.Popen([sys.executable, "-m", "hallclock.mpvm.board"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        path = p.stdout.readline().strip()
+        assert path.startswith("/dev/"), p.stderr.read() if p.poll() is not None else path
+        yield path
+    finally:
+        p.terminate()
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()

@@ -36,24 +36,6 @@ print('STATUS', status)
 """
 
 
-@pytest.fixture
-def board():
-    env = dict(os.environ)
-    p = subprocess.Popen([sys.executable, "-m", "hallclock.mpvm.board"], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        path = p.stdout.readline().strip()
-        assert path.startswith("/dev/"), p.stderr.read() if p.poll() is not None else path
-        yield path
-    finally:
-        p.terminate()
-        try:
-            p.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-
-
 def mpremote(port, *args):
     res = subprocess.run([sys.executable, "-m", "mpremote", "connect", port, *args],
                          capture_output=True, text=True, timeout=120)

@@ -221,19 +221,107 @@ def test_runner_reboot_loses_unacknowledged_events():
     assert r.take_output().startswith(b"H " + r.sid.encode())
 
 
+class SyncWatch(LogWriter):
+    """A LogWriter that notes every fsync and which records it made durable."""
+
+    def __init__(self, path, order):
+        super().__init__(path)
+        self.order = order
+        self.durable = set()  # (session, seq) covered by an fsync
+
+    def sync(self, fd):
+        super().sync(fd)
+        got = {(r["session"], r["seq"]) for r in read_records(self.path)}
+        self.order.append(("fsync", len(got - self.durable)))
+        self.durable |= got
+
+
+def _check_acks_covered(writer, sid, frame):
+    """An ack frame may only name events an fsync already made durable."""
+    tokens = protocol.check(protocol.unframe(frame))
+    if tokens[0] == "A":
+        acked = int(tokens[2])
+        assert all((sid, q) in writer.durable for q in range(1, acked + 1)), (sid, acked)
+
+
 def test_host_ack_is_sent_only_after_the_record_is_stored(tmp_path):
     order = []
+    w = SyncWatch(str(tmp_path / "log.jsonl"), order)
 
-    class Writer(LogWriter):
-        def write(self, record):
-            super().write(record)
-            order.append(("stored", record["seq"]))
-
-    w = Writer(str(tmp_path / "log.jsonl"))
-    host = HostLink(w, lambda b: order.append(("sent", b[:1])))
+    def send(frame):
+        _check_acks_covered(w, "s1", frame)
+        order.append(("sent", frame[:1]))
+    host = HostLink(w, send)
     host.feed(protocol.hello("s1", "c", "scrabble", "v"))
     host.feed(protocol.event("s1", 1, 0, EV_TURN, 0, 1, 120000, 0)
               + protocol.event("s1", 2, 5, EV_PRESS, 0, 1, 5, 0)
               + protocol.event("s1", 3, 5, EV_END, 0, 0, 0, 0))
-    assert order[-3:] == [("stored", 2), ("stored", 3), ("sent", b"A")]
+    # three events that arrive together: one fsync for the three, then one ack
+    assert order[-2:] == [("fsync", 3), ("sent", b"A")]
+    assert w.flushes == 1 and w.count == 3
     assert host.ended()
+
+
+def test_held_back_records_are_not_acked_until_the_flush(tmp_path):
+    order = []
+    w = SyncWatch(str(tmp_path / "log.jsonl"), order)
+    host = HostLink(w, lambda f: order.append(("sent", f[:1])))
+    host.feed(protocol.hello("s1", "c", "scrabble", "v")
+              + protocol.event("s1", 1, 0, EV_TURN, 0, 1, 120000, 0), flush=False)
+    assert order == [] and read_records(w.path) == []  # queued: nothing stored, no ack
+    host.feed(protocol.event("s1", 2, 5, EV_PRESS, 0, 1, 5, 0), flush=False)
+    assert order == []
+    assert w.flush() == 2 and order == [("fsync", 2)]
+    host.send_acks()
+    assert order == [("fsync", 2), ("sent", b"A")]
+    assert [r["seq"] for r in read_records(w.path)] == [1, 2]
+
+
+def test_logger_stores_what_several_ports_bring_with_one_fsync(tmp_path):
+    import os
+    import select
+    from hallclock.logger import Logger
+    from hallclock.transport import pty_pair
+
+    pairs = [pty_pair() for _ in range(3)]
+    lg = Logger([p[2] for p in pairs], str(tmp_path / "log.jsonl"))
+    order = []
+    lg.writer.__class__ = SyncWatch  # instrument the logger's own writer
+    lg.writer.order, lg.writer.durable = order, set()
+    try:
+        lg.open()
+        for k, link in enumerate(lg.links):
+            sid = "0000000%d" % (k + 1)
+
+            def send(frame, sid=sid, port=link.send):
+                _check_acks_covered(lg.writer, sid, frame)
+                order.append(("sent", sid))
+                port(frame)
+            link.send = send
+        for k, (master, _slave, _path) in enumerate(pairs):
+            sid = "0000000%d" % (k + 1)
+            os.write(master, protocol.hello(sid, "t%d" % k, "scrabble", "v")
+                     + protocol.event(sid, 1, 0, EV_TURN, 0, 1, 120000, 0)
+                     + protocol.event(sid, 2, 5, EV_PRESS, 0, 1, 5, 0))
+        # wait (without reading) until every port has its bytes, then one pass
+        fds = [port.fileno() for port in lg.ports]
+        ready = set()
+        while len(ready) < 3:
+            r, _, _ = select.select(fds, [], [], 5)
+            assert r, "the ptys did not deliver"
+            ready |= set(r)
+        lg.poll(0)
+        assert order[0] == ("fsync", 6)  # six records of three ports, one fsync
+        assert sorted(order[1:]) == [("sent", "00000001"), ("sent", "00000002"),
+                                     ("sent", "00000003")]
+        assert lg.writer.flushes == 1 and lg.writer.count == 6
+        for master, _slave, _path in pairs:  # each device gets its ack
+            select.select([master], [], [], 5)
+            frames = os.read(master, 1000).split(b"\n")
+            assert any(f.startswith(b"A ") and f.split(b" ")[2].startswith(b"2*")
+                       for f in frames)
+    finally:
+        lg.close()
+        for master, slave, _path in pairs:
+            os.close(master)
+            os.close(slave)
