@@ -301,6 +301,7 @@ def test_hall_command_on_ports(tmp_path, script):
     specs += [("t%d" % i, "d000000%d" % i, "4500 end\n") for i in range(1, 4)]
     fds, paths, threads = [], [], []
     out = tmp_path / "hall.jsonl"
+    proc = None
     try:
         for clock, sid, text in specs:
             master, slave, path = pty_pair()
@@ -323,6 +324,9 @@ def test_hall_command_on_ports(tmp_path, script):
         stdout, stderr = proc.communicate(timeout=30)
         assert proc.returncode == 0, stderr
     finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()  # never leave a logger behind that could open a reused pty
+            proc.wait()
         for th in threads:
             th.halt = True
         for fd in fds:
