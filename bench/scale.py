@@ -11,7 +11,7 @@ that the devices are not the bottleneck.  Each worker stamps the moment each
 event frame has been written whole into its pty master (CLOCK_MONOTONIC, the
 same clock in every process).
 
-Host side: the logger runs in its own process; its LogWriter.write is
+Host side: the logger runs in its own process; its LogWriter.flush is
 wrapped to stamp the moment each record is fsync'd.  Latency = fsync'd stamp
 - frame written stamp of the same (clock, seq).  In the baseline the workers
 acknowledge each event themselves (the copier does not speak the protocol),
@@ -167,13 +167,17 @@ def logger_sink(paths, out, t0, max_s, out_q, inherited=()):
     from hallclock.logger import Logger
     logger = Logger(paths, out)
     stamps = []
-    orig = logger.writer.write
+    writer = logger.writer
+    orig = writer.flush
 
-    def write(record):
-        orig(record)
-        stamps.append((record.get("clock"), record.get("seq"), record.get("event"),
-                       time.monotonic()))
-    logger.writer.write = write
+    def flush():
+        # every record is stored by a flush (one write + fsync for a batch)
+        batch = [(r.get("clock"), r.get("seq"), r.get("event")) for r in writer.pending_records]
+        n = orig()
+        t = time.monotonic()
+        stamps.extend((c, q, e, t) for c, q, e in batch)
+        return n
+    writer.flush = flush
     logger.open()
     while time.monotonic() < t0:
         time.sleep(0.005)

@@ -4,13 +4,23 @@ loses nothing that was acknowledged; read back on start so a restarted logger re
 without duplicates.  The file is created only when its first record arrives."""
 import json
 import os
+import time
 from datetime import datetime, timezone
 
 from .errors import BadInput
 
 
+_last_time = [None, ""]  # (whole ms, its text): records of one ms share the text
+
+
 def host_time():
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    now = time.time()
+    ms = int(now * 1000)
+    if ms != _last_time[0]:
+        stamp = datetime.fromtimestamp(ms / 1000, timezone.utc)
+        _last_time[0] = ms
+        _last_time[1] = stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return _last_time[1]
 
 
 def read_records(path):

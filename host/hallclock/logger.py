@@ -1,6 +1,7 @@
 """The host logger: one or more ports into one log file."""
 import os
-import select
+import resource
+import selectors
 import time
 
 from .errors import BadInput
@@ -14,6 +15,20 @@ from hallclock_fw.link import RESEND_MS
 # RESEND_MS later; keep answering until the line has been quiet that long.
 LINGER_S = RESEND_MS / 1000 + 0.3
 LINGER_MAX_S = 10.0
+TIMERS_S = 0.05  # timers (restores, reconnects, unsent bytes) run at least this often
+FDS_PER_PORT = 6  # pyserial: the port and two pipes; and some to spare
+
+
+def _enough_fds(n_ports):
+    """Raise the soft open-file limit (often 1024) when many ports need more."""
+    want = FDS_PER_PORT * n_ports + 64
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < want:
+        new = want if hard == resource.RLIM_INFINITY else min(want, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
+        except (ValueError, OSError):
+            pass
 
 
 class Logger:
@@ -26,29 +41,73 @@ class Logger:
         self.links = []
         for port in self.ports:
             self.links.append(HostLink(self.writer, port.write, port.path, restore=restore))
+        self.selector = selectors.DefaultSelector()  # epoll: no 1024-fd limit
+        self.watched = {}  # port index -> the fd the selector watches
+        self.rewatch = True  # some port's fd came or went since the last _watch
+        for port in self.ports:
+            port.on_change = self._port_changed
+        self.next_timers = 0.0
 
     def open(self):
+        _enough_fds(len(self.ports))
         for port in self.ports:
             port.open()
 
+    def _port_changed(self):
+        self.rewatch = True
+
+    def _watch(self):
+        """Keep the poller in step with the ports (a lost port closes its fd,
+        a reconnected one has a new fd): forget first, then watch."""
+        if not self.rewatch:
+            return
+        self.rewatch = False
+        for i, port in enumerate(self.ports):
+            fd = port.fileno()
+            old = self.watched.get(i)
+            if old is not None and old != fd:
+                self.selector.unregister(old)
+                del self.watched[i]
+        for i, port in enumerate(self.ports):
+            fd = port.fileno()
+            if fd is not None and i not in self.watched:
+                self.selector.register(fd, selectors.EVENT_READ, i)
+                self.watched[i] = fd
+
     def poll(self, timeout=0.05):
-        fds = [p.ser for p in self.ports if p.ser is not None]
-        if fds:
+        """One pass: wait up to ``timeout`` for any port, read every port that
+        is ready, store every record that came in with ONE write and ONE
+        fsync, then acknowledge (never before the fsync).  True if bytes came."""
+        self._watch()
+        if self.watched:
             try:
-                select.select(fds, [], [], timeout)
-            except (OSError, ValueError):
-                pass
+                ready = [key.data for key, _ev in self.selector.select(timeout)]
+            except InterruptedError:
+                ready = []
         else:
             time.sleep(timeout)
-        got = False
-        for port, link in zip(self.ports, self.links):
-            data = port.read()
+            ready = []
+        ports, links = self.ports, self.links
+        fed = []
+        for i in ready:
+            data = ports[i].read(ready=True)
             if data:
-                got = True
-                link.feed(data)
+                links[i].feed(data, flush=False)
+                fed.append(i)
+        self.writer.flush()
+        for i in fed:
+            links[i].send_acks()
+        now = time.monotonic()
+        if fed and now < self.next_timers:
+            return True
+        self.next_timers = now + TIMERS_S
+        for port, link in zip(ports, links):
+            if port.ser is None:
+                port.read()  # a lost port: try to reopen it
             else:
-                link.poll()
-        return got
+                port.flush_out()
+            link.poll()
+        return bool(fed)
 
     def all_ended(self):
         return all(link.ended() for link in self.links)
@@ -98,6 +157,8 @@ class Logger:
                 f"{bad} bad lines dropped, {rec} reconnects, {lost} power losses")
 
     def close(self):
+        for i in list(self.watched):
+            self.selector.unregister(self.watched.pop(i))
         for port in self.ports:
             port.close()
         self.writer.close()

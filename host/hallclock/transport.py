@@ -10,6 +10,8 @@ import serial
 from .errors import BadInput
 
 BAUD = 115200
+READ_MAX = 65536  # bytes taken from a port per read
+OUT_MAX = 4096  # bytes kept for a port that does not read (then frames are dropped)
 
 
 def pty_pair():
@@ -33,6 +35,8 @@ class Port:
         self.state = "closed"  # connected / lost
         self.next_try = 0.0
         self.reconnects = 0
+        self.out = bytearray()  # written but not yet taken by the line
+        self.on_change = None  # called when the port's fd comes or goes (pollers)
 
     def open(self):
         """First open: a port that cannot be opened is bad input (exit 2)."""
@@ -42,6 +46,11 @@ class Port:
             raise BadInput(f"cannot open serial port {self.path}: {exc}. "
                            "Check the cable and the port name ('hallclock ports' lists them)") from None
         self.state = "connected"
+        self._changed()
+
+    def _changed(self):
+        if self.on_change is not None:
+            self.on_change()
 
     def fileno(self):
         return self.ser.fileno() if self.ser is not None else None
@@ -53,8 +62,10 @@ class Port:
         except (serial.SerialException, OSError):
             pass
         self.ser = None
+        self.out = bytearray()
         self.state = "lost"
         self.next_try = time.monotonic() + self.retry_s
+        self._changed()
 
     def _retry(self):
         now = time.monotonic()
@@ -65,32 +76,58 @@ class Port:
             self.ser = serial.Serial(self.path, BAUD, timeout=0, write_timeout=1)
             self.state = "connected"
             self.reconnects += 1
+            self._changed()
         except (serial.SerialException, OSError, ValueError):
             self.ser = None
 
-    def read(self):
+    def read(self, ready=False):
+        """What has arrived, b"" if nothing.  ``ready``: the caller's poller
+        said the port is readable, so no data at all means it hung up (a
+        vanished USB port reads empty; a closed pty fails)."""
         if self.ser is None:
             self._retry()
             return b""
         try:
-            n = self.ser.in_waiting
-            return self.ser.read(n or 1)
-        except (serial.SerialException, OSError, TypeError):
+            data = os.read(self.ser.fd, READ_MAX)
+        except BlockingIOError:
+            return b""
+        except (OSError, TypeError):
             self._lost()
             return b""
+        if not data and ready:
+            self._lost()
+        return data
 
     def write(self, data):
+        """Send without waiting (the poll loop serves every port): what the
+        line does not take now is kept and tried again by the next write or
+        ``flush_out``; if the other end stops reading, frames are dropped
+        and the protocol repeats them."""
         if self.ser is None:
             return
+        if self.out:
+            if len(self.out) + len(data) > OUT_MAX:
+                return  # nobody reads: drop the frame (acks and asks are repeated)
+            self.out += data
+        else:
+            self.out = bytearray(data)
+        self.flush_out()
+
+    def flush_out(self):
+        if self.ser is None or not self.out:
+            return
         try:
-            self.ser.write(data)
-        except serial.SerialTimeoutException:
-            pass  # the other end does not read: the frame is dropped, the protocol repeats it
-        except (serial.SerialException, OSError):
+            n = os.write(self.ser.fd, self.out)
+        except BlockingIOError:
+            return
+        except (OSError, TypeError):
             self._lost()
+            return
+        del self.out[:n]
 
     def drain(self):
         """Wait until what we wrote has left (tcdrain), if the port is there."""
+        self.flush_out()
         if self.ser is None:
             return
         try:
@@ -105,3 +142,4 @@ class Port:
             except (serial.SerialException, OSError):
                 pass
             self.ser = None
+            self._changed()
