@@ -13,10 +13,12 @@ help:
 	@echo "make test    set up, then run every test"
 	@echo "make bench   benchmarks -> bench/results.json"
 	@echo "make firmware  the .mpy build of the firmware (build/firmware)"
+	@echo "make deploy PORT=...   copy the build onto a board running MicroPython, reset it"
+	@echo "make flash PORT=... FIRMWARE=...   write a MicroPython image onto the ESP32"
+	@echo "make console PORT=...  the board's REPL"
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $@
 
