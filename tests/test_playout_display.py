@@ -14,6 +14,7 @@ ACTIONS.append((t + 5000, "end", None))
 
 
 def run_to(r, ms):
+    """Run the device loop until its clock reaches ``ms`` (passes before ``ms`` have run)."""
     while r.ms < ms:
         r.step()
         r.take_output()
@@ -44,3 +45,27 @@ def test_no_playout_display_before_the_end_gong():
     r = Runner("scrabble", parse("scrabble", []), ACTIONS)
     run_to(r, 200000)
     assert "P" not in r.displays[0].text + r.displays[1].text
+
+
+def test_overtime_is_shown_counting_up_until_the_press():
+    # 10.2.6: after the long final signal the mover's display shows the overtime
+    acts = [(0, "press", "START"), (1000, "press", "B"), (130000, "press", "A"),
+            (140000, "end", None)]
+    r = Runner("scrabble", parse("scrabble", []), acts, record=True)
+    a, b = r.displays
+    run_to(r, 91500)
+    assert a.text == " 0:30" and b.text == " 2:00"
+    run_to(r, 121001)  # the pass at the expiry has run
+    assert a.text == " 0:00"
+    run_to(r, 126200)
+    assert a.text == "-0:05"
+    # the long final signal: the buzzer on for 2 s from the expiry
+    assert (ticks_of(r, 121000), 2500) in r.buzzer.changes
+    assert (ticks_of(r, 123000), 0) in r.buzzer.changes
+    run_to(r, 130500)         # A pressed: B's move, A's display back to the limit
+    assert a.text == " 2:00" and b.text == " 2:00"
+
+
+def ticks_of(r, ms):
+    from hallclock_fw.core.timing import ticks_add
+    return ticks_add(r.start, ms)
