@@ -24,6 +24,8 @@ import threading
 import time
 import tty
 
+from hallclock.transport import read_fd
+
 NOISE = (b"ets Jun  8 2016 00:22:57\r\n", b"rst:0x1 (POWERON_RESET),boot:0x13\r\n",
          b">>> ", b"MPY: soft reboot\r\n", b"\x00\xff\xfe garbage \x1b[0m\n",
          b"E 00000001 1 0 0 0 0 0 0*00000000\n", b"Traceback (most recent call last):\r\n")
@@ -181,14 +183,7 @@ class FaultProxy(threading.Thread):
 
     @staticmethod
     def _read(fd):
-        try:
-            return os.read(fd, 4096)
-        except BlockingIOError:
-            return b""
-        except OSError as exc:
-            if exc.errno == errno.EIO:  # nobody has the other end open
-                return b""
-            raise
+        return read_fd(fd)[0]
 
     def run(self):
         os.set_blocking(self._dev_slave, False)

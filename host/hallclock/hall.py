@@ -36,6 +36,7 @@ from hallclock_fw import protocol
 from hallclock_fw.events import BTN_GONG, BTN_PAUSE, BTN_START
 
 from .errors import BadInput, LinkError
+from .transport import read_fd
 
 RETRY_S = 1.0  # resend a relayed press when the table has not reacted by then
 TRIES = 3  # sends of one relayed press at most
@@ -217,17 +218,6 @@ def run_hall(logger, exit_on_end=False, stop=None, max_s=None, poll_s=0.01, rela
 
 
 # -- the whole hall on virtual devices -------------------------------------------
-def _read(fd):
-    try:
-        return os.read(fd, 4096)
-    except BlockingIOError:
-        return b""
-    except OSError as exc:
-        if exc.errno == errno.EIO:  # nobody at the other end (yet)
-            return b""
-        raise
-
-
 def paced_pump(runner, fd, t0, speed, stop, silence_s=SILENCE_S):
     """Run a virtual device against real time: simulated ms = (monotonic - t0)
     × 1000 × ``speed``.  A pass happens when the device's next wake is due or
@@ -260,11 +250,11 @@ def paced_pump(runner, fd, t0, speed, stop, silence_s=SILENCE_S):
         real = time.monotonic()
         now = int((real - t0) * 1000 * speed)
         target = runner.ms if status == RUNNING else now + max(1, int(20 * speed))
-        data = _read(fd)
+        data = read_fd(fd)[0]
         if not data and now < target:
             wait = min((target - now) / 1000.0 / speed, 0.05)
             select.select([fd], [], [], wait)
-            data = _read(fd)
+            data = read_fd(fd)[0]
             now = int((time.monotonic() - t0) * 1000 * speed)
         if data:
             runner.feed(data)

@@ -1,5 +1,6 @@
 """Serial transports: a real or virtual port opened with pyserial (reopened
 when it vanishes and comes back), and pty pairs for virtual devices."""
+import errno
 import os
 import termios
 import time
@@ -143,3 +144,16 @@ class Port:
                 pass
             self.ser = None
             self._changed()
+
+
+def read_fd(fd, size=4096):
+    """Non-blocking read of a pty or port fd: (bytes, True), or (b"", False)
+    when nobody has the other end open (EIO) — never raises for either."""
+    try:
+        return os.read(fd, size), True
+    except BlockingIOError:
+        return b"", True
+    except OSError as exc:
+        if exc.errno == errno.EIO:
+            return b"", False
+        raise

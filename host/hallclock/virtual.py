@@ -21,6 +21,7 @@ import tty
 from hallclock_fw import settings as settings_mod
 
 from .errors import BadInput, LinkError
+from .transport import read_fd
 from .vdev.runner import DONE, RUNNING, Runner
 
 SILENCE_S = 30.0  # the contract: exit after 30 s without host contact
@@ -35,17 +36,6 @@ def make_runner(mode, values, actions, clock="virtual-1", sid="00000001", start_
                                  start_ticks=start_ticks, period=period)
     return Runner(mode, values, plain, clock=clock, sid=sid, start_ticks=start_ticks,
                   period=period, record=record)
-
-
-def _read(fd):
-    try:
-        return os.read(fd, 4096), True
-    except BlockingIOError:
-        return b"", True
-    except OSError as exc:
-        if exc.errno == errno.EIO:  # nobody at the other end (yet)
-            return b"", False
-        raise
 
 
 def _new_events(runner, seen):
@@ -79,12 +69,12 @@ def pump(runner, fd, silence_s=SILENCE_S, ack_wait_s=0.05, stop=None):
             except OSError as exc:
                 if exc.errno != errno.EIO:
                     raise
-        data, peer = _read(fd)
+        data, peer = read_fd(fd)
         fresh, seen = _new_events(runner, seen)
         if not data and (status != RUNNING or (fresh and runner.pending())):
             if peer:
                 select.select([fd], [], [], ack_wait_s if status == RUNNING else 0.02)
-                data, peer = _read(fd)
+                data, peer = read_fd(fd)
             else:
                 time.sleep(0.02)
         if data:
