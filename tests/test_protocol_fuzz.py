@@ -38,8 +38,13 @@ VALID = [
 
 
 def sound(line):
-    """True when ``line`` really carries the CRC of its body (the reference)."""
-    line = line.rstrip(b"\n").rstrip(b"\r")
+    """True when ``line`` really carries the CRC of its body (the reference).
+    A line ends with at most one newline, after at most one carriage return
+    (the reader splits the stream at newlines; a doubled newline is not a frame)."""
+    if line.endswith(b"\n"):
+        line = line[:-1]
+    if line.endswith(b"\r"):
+        line = line[:-1]
     if len(line) < 10 or line[-9:-8] != b"*" or any(b not in HEX for b in line[-8:]):
         return False
     return protocol.crc(line[:-9]) == int(line[-8:], 16)
