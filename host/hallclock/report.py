@@ -157,12 +157,17 @@ def pause_ms(m):
     return [b - a for a, b in m.pauses if a is not None and b is not None]
 
 
-def fmt_ms(ms):
+def fmt_ms(ms, decimals=3):
+    """m:ss.mmm (``decimals`` digits of the second, cut, not rounded: a clock
+    shows 0:34.9 until 35 s have passed)."""
     if ms is None:
         return "-"
     sign = "-" if ms < 0 else ""
     ms = abs(ms)
-    return f"{sign}{ms // 60000}:{ms % 60000 / 1000:06.3f}"
+    text = f"{sign}{ms // 60000}:{ms % 60000 // 1000:02d}"
+    if decimals:
+        text += "." + f"{ms % 1000:03d}"[:decimals]
+    return text
 
 
 LEFT_COLUMNS = ("warnings", "announced", "notes")
@@ -173,11 +178,7 @@ GONG_LABEL = {"start": "start", "ten_minutes": "10 min", "end": "END", "manual":
 
 def fmt_short(ms):
     """The table's times: m:ss.t"""
-    if ms is None:
-        return "-"
-    sign = "-" if ms < 0 else ""
-    ms = abs(ms)
-    return f"{sign}{ms // 60000}:{ms % 60000 // 1000:02d}.{ms % 1000 // 100}"
+    return fmt_ms(ms, 1)
 
 
 def note(game, m):
@@ -369,7 +370,7 @@ def draw_game(ax, game):
         for p in pause_ms(m):
             ax.plot([m.move], [used + 3], marker="v", color="#9467bd", markersize=9,
                     linestyle="none", label=label("pause"))
-            ax.annotate(f"pause {fmt_ms(p)[:-4]}", (m.move, used + 6), ha="center",
+            ax.annotate(f"pause {fmt_ms(p, 0)}", (m.move, used + 6), ha="center",
                         fontsize=8, color="#9467bd")
     limits = [(m.move, m.limit_ms / 1000) for m in game.moves if m.limit_ms]
     if limits:
