@@ -38,7 +38,7 @@ def register(sub):
 
 
 def cmd_hall(args):
-    from ..hall import Relay, format_spread, run_hall
+    from ..relay import Relay, format_spread, run_hall
     from ..logger import Logger
     ports = [args.hall_port] + args.table_port
     if len(set(ports)) != len(ports):
@@ -71,7 +71,7 @@ def cmd_hall_simulate(args):
     from hallclock_fw.settings import MODES
 
     from .. import scenario, virtual
-    from ..hall import check_table_count, format_spread, simulate_hall
+    from ..relay import check_table_count, format_spread, simulate_hall
     if args.mode not in MODES:
         raise BadInput(f"unknown mode {args.mode!r} (modes: {', '.join(MODES)})")
     n = check_table_count(args.tables)

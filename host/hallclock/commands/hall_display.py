@@ -2,7 +2,7 @@
 
 
 def cmd_hall_display(args):
-    from ..halldisplay import make_server, url_of
+    from ..projector import make_server, url_of
 
     server = make_server(args.log, args.host, args.port, args.clock)
     print(f"Hall display for {args.log} on {url_of(server)} — open it in a browser on the "

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import read_log, run_cli
 
-from hallclock import hall as hall_mod
+from hallclock import relay as hall_mod
 from hallclock.vdev.runner import RUNNING, Runner
 from hallclock_fw import protocol
 from hallclock_fw.events import BTN_GONG, BTN_PAUSE, BTN_START

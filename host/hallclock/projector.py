@@ -1,4 +1,4 @@
-"""The hall display: a local web page for a projector, fed by a game log as it
+"""The hall display (the projector page): a local web page for a projector, fed by a game log as it
 grows (written by ``hallclock log`` in another terminal, or a finished log).
 
 Duplicate: the move's countdown in large digits, with the announcements made

@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 import pytest
 
 from hallclock import cli
-from hallclock.halldisplay import face, make_server, url_of
+from hallclock.projector import face, make_server, url_of
 from hallclock.clockstate import Hall
 
 CHROMIUM = "/usr/bin/chromium"

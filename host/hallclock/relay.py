@@ -1,4 +1,4 @@
-"""The hall: one hall unit (the referee's clock with START and GONG) and many
+"""The hall relay: one hall unit (the referee's clock with START and GONG) and many
 table clocks, all on one host, logged into ONE log (each record names its
 ``clock``).  The host relays the referee's signals from the hall unit to every
 table clock as ``C`` frames (a remote button press), so all games of a round

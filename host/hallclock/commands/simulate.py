@@ -1,0 +1,115 @@
+"""``hallclock simulate`` and ``hallclock device``: the real firmware as a
+virtual clock, into a log (simulate) or onto an existing serial port (device)."""
+import argparse
+import os
+
+from ..errors import BadInput, HallclockError
+
+
+def _loop(text):
+    """--loop event | jitter:LO-HI"""
+    if text == "event":
+        return None
+    if text.startswith("jitter:"):
+        try:
+            lo, hi = (int(x) for x in text[7:].split("-"))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not jitter:LO-HI (e.g. jitter:1-20)")
+        if not 1 <= lo <= hi:
+            raise argparse.ArgumentTypeError(f"{text!r}: need 1 <= LO <= HI")
+        return (lo, hi)
+    raise argparse.ArgumentTypeError(f"{text!r} is not 'event' or 'jitter:LO-HI'")
+
+
+def _ticks(text):
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+    if not 0 <= value < (1 << 30):
+        raise argparse.ArgumentTypeError("ticks run from 0 to 2**30-1")
+    return value
+
+
+def _session(text):
+    if len(text) != 8 or any(c not in "0123456789abcdef" for c in text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not 8 lowercase hex digits")
+    return text
+
+
+def device_options(p):
+    """The options every virtual clock takes (simulate, device)."""
+    p.add_argument("--script", required=True, help="scenario script (docs/contract.md)")
+    p.add_argument("--mode", default="scrabble", help="scrabble (default), duplicate, backgammon")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="a setting of the mode (repeatable)")
+    p.add_argument("--clock", default="virtual-1", help="the virtual clock's identity")
+    p.add_argument("--loop", type=_loop, default=None, metavar="event|jitter:LO-HI",
+                   help="device loop: event-driven (default) or jittered periods in ms")
+    p.add_argument("--start-ticks", type=_ticks, default=0, metavar="T",
+                   help="the device's tick counter at start (e.g. 0x3fff0000 to cross the wrap)")
+
+
+def register(sub):
+    p = sub.add_parser("simulate", help="run a scenario on a virtual clock into a log")
+    device_options(p)
+    p.add_argument("--out", required=True, help="the log file to write (JSON Lines)")
+    p.add_argument("--interpreter", choices=("cpython", "micropython"), default="cpython")
+    p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("device", help="run a virtual clock on an existing serial port")
+    device_options(p)
+    p.add_argument("--port", required=True)
+    p.add_argument("--silence-s", type=float, default=30.0, metavar="S",
+                   help="give up after S seconds without host contact (default 30)")
+    p.add_argument("--session", type=_session, default=None, metavar="HEX",
+                   help="the device session id (8 hex digits; default: random, as a board)")
+    p.set_defaults(func=cmd_device)
+
+
+def prepare_device(args):
+    """The settings and scenario actions of a virtual clock, checked (BadInput)."""
+    from hallclock_fw.settings import MODES
+
+    from .. import scenario, virtual
+    if args.mode not in MODES:
+        raise BadInput(f"unknown mode {args.mode!r} (modes: {', '.join(MODES)})")
+    values = virtual.check_settings(args.mode, args.set)
+    actions = scenario.load(args.script)
+    return values, actions
+
+
+def cmd_simulate(args):
+    from .. import virtual
+    values, actions = prepare_device(args)
+    if os.path.exists(args.out) and os.path.getsize(args.out) > 0:
+        raise BadInput(f"{args.out} already exists: simulate writes a new log; "
+                       "remove it or choose another --out")
+    out_dir = os.path.dirname(os.path.abspath(args.out))
+    if not os.path.isdir(out_dir):
+        raise BadInput(f"{args.out}: the folder {out_dir} does not exist")
+    n = virtual.simulate(actions, args.mode, values, args.out, clock=args.clock,
+                         interpreter=args.interpreter, period=args.loop,
+                         start_ticks=args.start_ticks)
+    print(f"{n} records written to {args.out}")
+    return 0
+
+
+def cmd_device(args):
+    from .. import virtual
+    values, actions = prepare_device(args)
+    if args.silence_s <= 0:
+        raise BadInput(f"--silence-s {args.silence_s:g}: give a number of seconds above 0")
+    sid = args.session or os.urandom(4).hex()  # a new session, as a board at power-on
+    fd = virtual.open_device_port(args.port)
+    runner = virtual.make_runner(args.mode, values, actions, clock=args.clock, sid=sid,
+                                 start_ticks=args.start_ticks, period=args.loop)
+    try:
+        ok = virtual.pump(runner, fd, silence_s=args.silence_s)
+    finally:
+        os.close(fd)
+    if not ok:
+        raise HallclockError(f"no host contact for {args.silence_s:g} s; events not "
+                             "acknowledged were not delivered "
+                             "(is 'hallclock log' running on the other end?)")
+    return 0
