@@ -121,7 +121,7 @@ def box(s, x, y, w, label, ref, h=24):
 
 # -- the schematic ------------------------------------------------------------------------
 ROW = 46
-TOP = 70
+TOP = 100
 
 
 def schematic():
@@ -188,16 +188,15 @@ def schematic():
         s.add("</g>")
     # the power path, in the order of power.csv, three blocks to a line
     s.text(20, y0, "Power: holds a game through a power cut (docs/hardware.md, 'Power')", 13, **T)
+    s.text(20, y0 + 16, "each block joins the nets it names (from → to); one name = one wire; "
+           "GND common to all", 10, **T)
     for i, p in enumerate(power):
         col, line = i % 3, i // 3
-        x, y = 20 + col * 360, y0 + 30 + line * 70
+        x, y = 20 + col * 360, y0 + 30 + line * 70 + 6
         s.add(f'<g data-power="{p["ref"]}">')
         s.rect(x, y, 300, 44)
         s.text(x + 8, y + 16, f'{p["ref"]} {p["block"]}', 11, **T)
         s.text(x + 8, y + 34, f'{p["from"] or "-"} → {p["to"]}', 10, **T)
-        if col < 2 and i + 1 < len(power):
-            s.line(x + 300, y + 22, x + 360, y + 22)
-            s.path(f"M{x + 352},{y + 18} L{x + 360},{y + 22} L{x + 352},{y + 26}")
         s.add("</g>")
     for j, p in enumerate(power):
         s.text(20, notes_y + 14 * j, f'{p["ref"]}: {p["note"]}', 10, **T)
@@ -216,31 +215,38 @@ def panel():
     for h in holes:
         w, d = float(h["face_w_mm"]), float(h["face_h_mm"])
         sizes[h["face"]] = (w, d)
-    height = 60 + sum(sizes[f][1] * scale + 70 for f in faces)
-    s = Svg(int(max(w for w, _ in sizes.values()) * scale + 260), int(height))
+    height = 60 + sum(max(sizes[f][1] * scale, 16 * sum(h["face"] == f for h in holes) + 10)
+                      + 70 for f in faces)
+    s = Svg(1000, int(height))
     s.text(20, 28, "hallclock: enclosure faces and holes, in mm from each face's top-left "
-           "corner (hardware/panel.csv)", 14, **T)
+           "corner, seen from outside (hardware/panel.csv)", 14, **T)
     y = 60
     for f in faces:
         w, d = sizes[f]
         s.text(20, y + 12, f"{f}: {w:g} × {d:g} mm", 12, **T)
         ox, oy = 20, y + 20
         s.rect(ox, oy, w * scale, d * scale, stroke_width="2")
+        listed = 0
         for h in (h for h in holes if h["face"] == f):
             cx, cy = ox + float(h["x_mm"]) * scale, oy + float(h["y_mm"]) * scale
             s.add(f'<g data-hole="{h["ref"]}">')
+            half_h = float(h["h_mm"] or h["w_mm"]) * scale / 2
             if h["shape"] == "round":
                 s.circle(f"{cx:g}", f"{cy:g}", f'{float(h["w_mm"]) * scale / 2:g}')
+                size = f'⌀ {h["w_mm"]} mm'
             else:
-                hw, hh = float(h["w_mm"]) * scale, float(h["h_mm"]) * scale
-                s.rect(f"{cx - hw / 2:g}", f"{cy - hh / 2:g}", f"{hw:g}", f"{hh:g}")
-            size = (f'⌀{h["w_mm"]}' if h["shape"] == "round"
-                    else f'{h["w_mm"]}×{h["h_mm"]}')
-            s.text(f"{cx:g}", f"{cy + 4:g}", h["ref"], 9, "middle", **T)
-            s.text(f"{cx:g}", f'{cy + float(h["h_mm"] or h["w_mm"]) * scale / 2 + 12:g}',
-                   f'{size} @({h["x_mm"]},{h["y_mm"]})', 8, "middle", **T)
+                hw = float(h["w_mm"]) * scale
+                s.rect(f"{cx - hw / 2:g}", f"{cy - half_h:g}", f"{hw:g}", f"{2 * half_h:g}")
+                size = f'{h["w_mm"]} × {h["h_mm"]} mm'
+            s.line(f"{cx - 4:g}", f"{cy:g}", f"{cx + 4:g}", f"{cy:g}", stroke_width="0.7")
+            s.line(f"{cx:g}", f"{cy - 4:g}", f"{cx:g}", f"{cy + 4:g}", stroke_width="0.7")
+            s.text(f"{cx:g}", f"{cy - half_h - 4:g}", h["ref"], 10, "middle", **T)
+            s.text(ox + w * scale + 30, oy + 14 + 16 * listed,
+                   f'{h["ref"]} {h["part"]}: {size}, centre at ({h["x_mm"]}, {h["y_mm"]})',
+                   11, **T)
+            listed += 1
             s.add("</g>")
-        y = oy + d * scale + 50
+        y = oy + max(d * scale, 16 * listed + 10) + 50
     return s.done()
 
 
