@@ -16,10 +16,10 @@ from . import VERSION, protocol, settings as settings_mod
 from .core.timing import earliest, ticks_add, ticks_diff
 from .display import next_change
 from .events import (
-    BTN_A, BTN_B, EV_BOOT, EV_END, EV_REFUSED, EV_SETTINGS, LONG, NULL,
+    BTN_A, BTN_B, EV_BOOT, EV_END, EV_REFUSED, EV_ROUND, EV_SETTINGS, LONG, NULL,
     REASON_BAD_SETTINGS, REASON_GAME_RUNNING, REASON_ROUND_STARTED, REFUSED_ROUND,
     REFUSED_SETTINGS)
-from .link import CMD_RESTORE, CMD_ROUND, CMD_SETTINGS, NO_CMD, DeviceLink
+from .link import DeviceLink
 from .modes import make_core, settings_view
 
 _MAX_SLEEP = const(1000)  # wake at least this often (link resends, watchdogs)
@@ -37,6 +37,7 @@ class App:
         self.ended = False
         self.events = 0
         self.view = None  # (ms, ms) on the displays while new settings wait for a press
+        self.round_no = NULL  # the round a core without round gongs was told of
         self._event(EV_BOOT, now, 0, 0, 0, 0)
 
     def _event(self, code, now, v0, v1, v2, v3):
@@ -76,15 +77,15 @@ class App:
         """Every command the host sent, in the order it arrived."""
         link = self.link
         cmd = link.next_command()
-        while cmd != NO_CMD:
-            if cmd == CMD_RESTORE:
-                self.restore(link.payload, now)
-            elif cmd == CMD_SETTINGS:
-                self.configure(link.payload, now)
-            elif cmd == CMD_ROUND:
-                self.join_round(link.arg0, link.arg1, now)
-            else:
+        while cmd is not None:
+            if isinstance(cmd, int):
                 self.press(cmd, now)
+            elif cmd[0] == "S":
+                self.restore(cmd, now)
+            elif cmd[0] == "K":
+                self.configure(cmd, now)
+            else:  # N (checked: two integers >= 0)
+                self.join_round(protocol.to_int(cmd[1]), protocol.to_int(cmd[2]), now)
             cmd = link.next_command()
 
     def refresh(self, now):
@@ -116,15 +117,17 @@ class App:
     def _take_settings(self, mode, values, now):
         """A new core for ``mode`` with ``values``; logs ``settings``.  A
         round this clock had started (START, or the host's round frame) goes on."""
-        old = self.core
-        number, elapsed = old.round_info(now)
+        rnd = self.core.round
         self.mode = mode
         self.settings = values
         self.core = make_core(mode, values, self._event)
-        gen = self.link.new_settings(mode, settings_mod.format_text(mode, values))
-        self._event(EV_SETTINGS, now, gen, 0, 0, 0)
-        if elapsed >= 0:
-            self.core.join_round(number, elapsed if elapsed > 0 else 1, now)
+        link = self.link
+        link.mode = mode  # the hellos name the new mode
+        link.settings_text = settings_mod.format_text(mode, values)
+        self._event(EV_SETTINGS, now, 0, 0, 0, 0)
+        if rnd is not None and rnd.started and self.core.round is not None:
+            elapsed = rnd.elapsed_ms(now)
+            self.core.join_round(rnd.number, elapsed if elapsed > 0 else 1, now)
 
     def configure(self, tokens, now):
         """``K <mode> <settings>``: taken only while no game runs (no move
@@ -146,7 +149,12 @@ class App:
 
     def join_round(self, number, elapsed_ms, now):
         """``N <round> <elapsed_ms>``: the round's start, now (0) or in the past."""
-        if self.ended or not self.core.join_round(number, elapsed_ms, now):
+        core = self.core
+        if core.round is None and not self.ended and self.round_no == NULL:
+            self.round_no = number  # no round gongs in this mode: only logged
+            self._event(EV_ROUND, now, number, elapsed_ms, 0, 0)
+            return True
+        if self.ended or core.round is None or not core.join_round(number, elapsed_ms, now):
             self._event(EV_REFUSED, now, NULL, REFUSED_ROUND, REASON_ROUND_STARTED, 0)
             return False
         return True
@@ -164,8 +172,7 @@ class App:
             ints = tuple(protocol.to_int(t) for t in tokens[3:])
         except ValueError:
             return False
-        if mode != self.mode or settings_mod.format_text(mode, values) != \
-                settings_mod.format_text(self.mode, self.settings):
+        if mode != self.mode or values != self.settings:
             self._take_settings(mode, values, now)
         return self.core.restore(ints, now)
 

@@ -30,7 +30,7 @@ EV_BREAK = const(15)
 EV_BREAK_END = const(16)
 EV_REFUSED = const(17)
 EV_RESUME_BANK = const(18)
-EV_SETTINGS = const(19)  # settings taken (K frame): text <mode>:<settings>; v0 = text generation
+EV_SETTINGS = const(19)  # settings taken (K frame): text <mode>:<settings>
 EV_ROUND = const(20)  # round number, elapsed_ms (N frame, or a restored round)
 
 NULL = const(-1)

@@ -15,9 +15,11 @@ The interface every core has (``core.scrabble.ScrabbleClock`` is the model):
   the firmware's own core, and sends it in the restore frame ``S``.
 - ``restore(values, now) -> bool``: resume from a snapshot; taken only while
   ``fresh()``, so a repeated or late ``S`` changes nothing; True when taken.
-- ``join_round(number, elapsed_ms, now) -> bool``: the host's round frame
-  ``N``: round ``number`` started ``elapsed_ms`` ago; logs ``round``; False
-  if this clock's round has started already.
+- ``round``: the core's ``core.round.Round`` (the hall's round gongs), or
+  None in a mode without them (the app then only logs the host's round).
+  A core with a round has ``join_round(number, elapsed_ms, now) -> bool``:
+  the host's round frame ``N`` (round ``number`` started ``elapsed_ms`` ago;
+  logs ``round``; False if this clock's round has started already).
 """
 
 

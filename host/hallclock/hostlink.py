@@ -157,7 +157,7 @@ class HostLink:
         kind = tokens[0]
         if kind == "H":
             sid, clock, mode = tokens[1], tokens[2], tokens[3]
-            proto = protocol.hello_proto(tokens)
+            proto = tokens[5] if len(tokens) > 5 else "1"  # none: the first grammar
             if proto != protocol.PROTO:
                 # a grammar this host does not know: never ack it (the clock keeps
                 # every event), and say so once (docs/protocol.md, "Versions")

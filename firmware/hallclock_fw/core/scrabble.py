@@ -183,10 +183,6 @@ class ScrabbleClock:
         self.round.restore(now, number, elapsed, step, last, self.move_or_null())
         return True
 
-    def round_info(self, now):
-        """(round number, ms since its START or -1): carried over to new settings."""
-        return self.round.number, self.round.elapsed_ms(now)
-
     def join_round(self, number, elapsed_ms, now):
         """The host's round frame (``core.round.Round.join``)."""
         return self.round.join(now, number, elapsed_ms, self.move_or_null())
