@@ -60,23 +60,19 @@ def to_int(text):
     Raises ValueError otherwise.  The same on CPython and MicroPython (whose
     ``int()`` disagree on ``+4``, ``0_0``, `` 4`` and non-ASCII digits)."""
     n = len(text)
-    i = 0
-    neg = False
-    if n and text[0] == "-":
-        neg = True
-        i = 1
+    i = 1 if n and text[0] == "-" else 0
     if n - i < 1 or n - i > _MAX_DIGITS:
-        raise ValueError("not an integer")
+        raise ValueError
     value = 0
     while i < n:
         d = ord(text[i]) - 48
         if d < 0 or d > 9:
-            raise ValueError("not an integer")
+            raise ValueError
         value = value * 10 + d
         i += 1
     if value > _INT_MAX:
-        raise ValueError("integer out of range")
-    return -value if neg else value
+        raise ValueError
+    return -value if text[0] == "-" else value
 
 
 def frame(body):
@@ -115,8 +111,8 @@ def unframe(line):
 
 
 # -- device -> host ------------------------------------------------------
-def hello(sid, clock, mode, version, proto=PROTO):
-    return frame(("H %s %s %s %s %s" % (sid, clock, mode, version, proto)).encode())
+def hello(sid, clock, mode, version):
+    return frame(("H %s %s %s %s " % (sid, clock, mode, version) + PROTO).encode())
 
 
 def event(sid, seq, t_ms, code, v0, v1, v2, v3, text=None):

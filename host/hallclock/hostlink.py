@@ -245,7 +245,7 @@ class HostLink:
             mode, _, stext = (text or "").partition(":")
             record["mode"] = mode
             try:
-                record["settings"] = settings_mod.to_json(
+                record["settings"] = catalog.settings_json(
                     mode, settings_mod.parse_text(mode, stext))
             except ValueError:
                 record["settings"] = {"raw": stext}
