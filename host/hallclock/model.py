@@ -64,6 +64,7 @@ from hallclock_fw.hw.panel import Panel
 
 from . import catalog
 from . import modes as host_modes
+from .modes import clock_text
 
 # every input a core can get from the panel or a C frame, in the order tried
 INPUTS = tuple(range(len(BUTTON_NAMES))) + tuple(b | LONG for b in range(len(BUTTON_NAMES)))
@@ -412,17 +413,34 @@ def same(emitted, rec):
     return True
 
 
-def describe(rec):
-    """One short line for a record: 'turn A move 3 t=12000'."""
-    parts = [str(rec.get("event"))]
-    for key in ("kind", "player", "move", "step"):
-        if rec.get(key) is not None:
-            parts.append("%s=%s" % (key, rec[key]))
-    for key in ("limit_ms", "bank_ms", "used_ms", "left_s"):
-        if rec.get(key) is not None:
-            parts.append("%s=%s" % (key, rec[key]))
-    parts.append("t=%s" % (rec.get("t_ms"),))
+def record_text(rec):
+    """One short human line for a record: 'turn A move 3 limit 2:00'."""
+    ev = rec.get("event", "?")
+    parts = [str(ev)]
+    if rec.get("kind"):
+        parts.append(str(rec["kind"]))
+    if rec.get("player"):
+        parts.append(str(rec["player"]))
+    if rec.get("move") is not None and ev not in ("boot", "end"):
+        parts.append("move %s" % (rec["move"],))
+    if ev == "boot":
+        parts.append(str(rec.get("mode", "?")))
+    for key, label in (("limit_ms", "limit"), ("bank_ms", "bank"), ("used_ms", "used"),
+                       ("break_ms", "break")):
+        if isinstance(rec.get(key), int):
+            parts.append("%s %s" % (label, clock_text(rec[key])))
+    if rec.get("left_s") is not None:
+        parts.append("%s s left" % (rec["left_s"],))
+    if rec.get("step"):
+        parts.append(str(rec["step"]))
+    if ev == "gap":
+        parts.append("missing %s" % (rec.get("missing"),))
     return " ".join(parts)
+
+
+def describe(rec):
+    """A record or a core's event with its device time: 'turn A move 3 limit 2:00 at t=12000'."""
+    return "%s at t=%s" % (record_text(rec), rec.get("t_ms"))
 
 
 # -- every clock of a log ------------------------------------------------------------
