@@ -461,6 +461,9 @@ class ClockModel:
         self.error = None  # why the session could not be modelled (bad boot)
         self.previous = None  # the model of the session before (power loss)
         self.port = None
+        # what the session said to the hall, as logged (host epoch s or None)
+        self.gongs = []  # (t_ms, kind, move, epoch)
+        self.announcements = []  # (t_ms, move, left_s, epoch)
 
     def feed(self, rec, host_now):
         self.records += 1
@@ -484,6 +487,8 @@ class ClockModel:
             self.last_t = t if isinstance(t, int) else 0
             self.last_at = host_now
             self.epoch_offset = None
+            self.gongs = []
+            self.announcements = []
             self._epoch(rec)
             return self
         if self.session is not None and sid is not None and sid != self.session:
@@ -494,6 +499,11 @@ class ClockModel:
                 return self
         if self.model is not None:
             self.model.feed(rec)
+        if ev == "gong":
+            self.gongs.append((t, rec.get("kind"), rec.get("move"), epoch_of(rec.get("host_time"))))
+        elif ev == "announce":
+            self.announcements.append((t, rec.get("move"), rec.get("left_s"),
+                                       epoch_of(rec.get("host_time"))))
         if isinstance(t, int) and (self.last_t is None or t >= self.last_t):
             self.last_t = t
             self.last_at = host_now
@@ -518,7 +528,7 @@ class ClockModel:
         m = self.model
         if (m is not None and m.ended) or host_now is None or self.last_at is None:
             return self.last_t
-        return self.last_t + max(0, int((host_now - self.last_at) * 1000))
+        return self.last_t + max(0, int(round((host_now - self.last_at) * 1000)))
 
     def face(self, host_now):
         if self.model is None:

@@ -36,7 +36,7 @@ def clock_text(ms, tenths=False):
 
 def display_text(text):
     """A 4-digit display's text (' 1:59', 'P- 1') without the leading blank."""
-    return text.strip() or "    "
+    return text.strip()
 
 
 def minutes(n):
@@ -192,6 +192,7 @@ class DuplicateView(ModeView):
         f = face.facts
         out = {"title": "move %d" % face.move if face.move else "duplicate",
                "left_ms": max(0, f["countdown_ms"]), "running": face.running,
+               "digits": display_text(face.displays[0]),
                "last": f["countdown_ms"] <= 30000}
         if face.paused:
             out["subtitle"] = "time stopped"
@@ -266,8 +267,11 @@ class BackgammonView(ModeView):
     def hall(self, clock, face, now_epoch):
         f = face.facts
         a, b = f["banks_ms"]
+        side = PLAYERS.index(face.player) if face.player in PLAYERS else None
         out = {"title": "%s to move" % face.player if face.player else "backgammon",
                "left_ms": face.left_ms if face.player else None,
+               # the mover's display as the clock shows it (the delay, then the bank)
+               "digits": display_text(face.displays[side]) if side is not None else "",
                "running": face.running and not face.paused, "last": False,
                "banks": [{"player": "A", "ms": a, "text": clock_text(a),
                           "runs": face.player == "A" and face.running},
