@@ -13,15 +13,80 @@ build one on fake pins), so this module never imports ``machine``:
     hw.session_id()     8 hex digits, new at every power-on
     hw.console(text)    a line for a person on the USB console (not on the tick path)
     hw.set_brightness(level)
+
+Garbage collection happens at moments the loop chooses (docs/micropython.md,
+"GC at our moments"): ``gc_setup`` at boot reserves the emergency exception
+buffer and sets ``gc.threshold``; the loop collects when it is idle and the
+next deadline is at least ``_GC_IDLE_MS`` away.  Boot-only code (config
+parsing, the self-test) is imported lazily and dropped again after boot.
 """
+import gc
+import sys
+
+from micropython import const
+
 from ..app import App
+from ..core.timing import ticks_diff
 from ..events import BTN_START, EV_REFUSED
-from . import config as config_mod
-from .selftest import SelfTest
+
+_GC_IDLE_MS = const(50)  # collect only when the next pass is at least this far away
+_GC_SLACK = const(2048)  # ... and this many bytes were allocated since the last collection
+_GC_MIN_THRESHOLD = const(8192)
+# [collections the loop started, heap in use just before the last one, heap in
+#  use just after it] -- read by the unix VM's heap accounting (tests, bench)
+GC = [0, 0, 0]
+# CPython (the tests of this module on fakes) has its own collector and none
+# of MicroPython's heap figures: there these steps do nothing.
+_MICROPYTHON = sys.implementation.name == "micropython"
+
+
+def _forget(name):
+    """Drop a boot-only module, so the next collection frees its code (on
+    MicroPython; CPython keeps its modules, tests hold references to them)."""
+    if not _MICROPYTHON or name not in sys.modules:
+        return
+    del sys.modules[name]
+    parent, _dot, attr = name.rpartition(".")
+    pkg = sys.modules.get(parent)
+    if pkg is not None and attr in pkg.__dict__:
+        delattr(pkg, attr)
+
+
+def gc_setup():
+    """At boot: the emergency exception buffer (a traceback out of an IRQ even
+    with the heap full), a first collection, and the automatic-collection
+    threshold: a quarter of the free heap, far above what a pass of a steady
+    game allocates (one event frame), so the only collections in a steady game
+    are the loop's own, between passes."""
+    if not _MICROPYTHON:
+        return
+    import micropython
+    emergency = getattr(micropython, "alloc_emergency_exception_buf", None)
+    if emergency is not None:  # the ESP32 port has it; the unix port does not
+        emergency(100)
+    gc.collect()
+    free = gc.mem_free()
+    gc.threshold(max(_GC_MIN_THRESHOLD, free // 4))
+    GC[2] = gc.mem_alloc()
+
+
+def idle_collect(now, due):
+    """Collect now if the loop is idle long enough and garbage has built up."""
+    if not _MICROPYTHON or ticks_diff(due, now) < _GC_IDLE_MS:
+        return False
+    used = gc.mem_alloc()
+    if used - GC[2] < _GC_SLACK:
+        return False
+    GC[1] = used
+    gc.collect()
+    GC[0] += 1
+    GC[2] = gc.mem_alloc()
+    return True
 
 
 def selftest(hw, now):
     """Run the self-test until a long press of START ends it."""
+    from .selftest import SelfTest
     st = SelfTest(hw.panel, now, hw.console)
     while not st.done:
         now = hw.ticks_ms()
@@ -36,7 +101,10 @@ def selftest(hw, now):
 def start(hw):
     """Configuration and self-test, then the App (not yet looping)."""
     now = hw.ticks_ms()
+    from . import config as config_mod
     cfg = config_mod.parse(hw.read_config(), hw.default_clock)
+    del config_mod
+    _forget("hallclock_fw.hw.config")
     hw.set_brightness(cfg.brightness)
     if hw.panel.buttons.held_now(BTN_START):
         selftest(hw, now)
@@ -46,6 +114,8 @@ def start(hw):
     app = App(hw.panel, hw.uart, cfg.mode, cfg.settings, cfg.clock, hw.session_id(), now)
     if cfg.error is not None:
         hw.panel.signal(EV_REFUSED, -1, 0, 0, now)  # audible: the file was not used
+    _forget("hallclock_fw.hw.selftest")
+    gc_setup()
     return app
 
 
@@ -58,7 +128,9 @@ def loop(hw, app, passes=-1):
     while passes != 0:
         now = ticks_ms()
         app.step(now)
-        wait(app.next_wake(now))
+        due = app.next_wake(now)
+        idle_collect(now, due)
+        wait(due)
         if passes > 0:
             passes -= 1
 
