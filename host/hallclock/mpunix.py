@@ -99,7 +99,7 @@ sys.path.insert(0, '/rom')
 
 
 def launch_code(link, mode, settings, actions, clock, sid, start_ticks, period,
-                silence_ms, account, romfs=None):
+                silence_ms, account, romfs=None, gc_policy="firmware"):
     """The program the process runs (``-c``), and the scenario file it reads
     (JSON: compiling the actions as a literal would take far more heap)."""
     plain = [a.as_tuple() if hasattr(a, "as_tuple") else tuple(a) for a in actions]
@@ -108,10 +108,15 @@ def launch_code(link, mode, settings, actions, clock, sid, start_ticks, period,
         json.dump({"mode": mode, "settings": dict(settings), "actions": plain}, f)
     head = ROMFS_MOUNT % {"image": str(romfs)} if romfs else ""
     return head + (
-        "from hallclock.vdev.unixhw import main\n"
+        "import sys\n"
+        "try:\n"
+        "    from hallclock.vdev.unixhw import main\n"
+        "except MemoryError:\n"
+        f"    sys.exit({EXIT_MEMORY})\n"
         f"main({link!r}, {scenario!r}, {clock!r}, {sid!r}, "
         f"start_ticks={start_ticks!r}, period={tuple(period) if period else None!r}, "
-        f"silence_ms={int(silence_ms)!r}, account={bool(account)!r})\n"), scenario
+        f"silence_ms={int(silence_ms)!r}, account={bool(account)!r}, "
+        f"gc_policy={gc_policy!r})\n"), scenario
 
 
 def vm_heap_bytes(heap_kib):
@@ -131,13 +136,13 @@ class UnixDevice:
 
     def __init__(self, mode, values, actions, link, clock="virtual-1", sid="00000001",
                  start_ticks=0, period=None, heap_kib=None, silence_s=30.0,
-                 account=False, romfs=None, pass_fds=()):
+                 account=False, romfs=None, pass_fds=(), gc_policy="firmware"):
         self.heap_kib = DEFAULT_HEAP_KIB if heap_kib is None else heap_kib
         self.silence_s = silence_s
         code, self.scenario = launch_code(link, mode, values, actions, clock, sid, start_ticks, period,
-                           silence_s * 1000, account, romfs=romfs)
+                           silence_s * 1000, account, romfs=romfs, gc_policy=gc_policy)
         env = dict(os.environ)
-        env["MICROPYPATH"] = str(device_tree()) if not romfs else ""
+        env["MICROPYPATH"] = str(device_tree())  # with romfs, /rom comes first on sys.path
         self.cmd = [binary(), "-X", heap_option(self.heap_kib), "-c", code]
         self.env = env
         self.pass_fds = tuple(pass_fds)
@@ -173,7 +178,7 @@ class UnixDevice:
         rc = self.proc.returncode
         if rc == 0:
             return self.figures()
-        if rc == EXIT_MEMORY or "MemoryError" in self.stderr:
+        if rc == EXIT_MEMORY or "MemoryError" in self.stderr + self.stdout:
             raise HallclockError(
                 f"the virtual device ran out of memory with --heap-kib {self.heap_kib} "
                 f"(MemoryError in the MicroPython unix port): give a larger heap, e.g. "

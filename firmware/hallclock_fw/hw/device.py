@@ -30,10 +30,10 @@ from ..core.timing import ticks_diff
 from ..events import BTN_START, EV_REFUSED
 
 _GC_IDLE_MS = const(50)  # collect only when the next pass is at least this far away
-_GC_SLACK = const(2048)  # ... and this many bytes were allocated since the last collection
+_GC_EVERY_MS = const(900)  # ... and at most about once a second
 _GC_MIN_THRESHOLD = const(8192)
-# [collections the loop started, heap in use just before the last one, heap in
-#  use just after it] -- read by the unix VM's heap accounting (tests, bench)
+# [collections the loop started, heap in use just before the last one, tick
+#  of the last one] -- read by the unix VM's heap accounting (tests, bench)
 GC = [0, 0, 0]
 # CPython (the tests of this module on fakes) has its own collector and none
 # of MicroPython's heap figures: there these steps do nothing.
@@ -55,9 +55,10 @@ def _forget(name):
 def gc_setup():
     """At boot: the emergency exception buffer (a traceback out of an IRQ even
     with the heap full), a first collection, and the automatic-collection
-    threshold: a quarter of the free heap, far above what a pass of a steady
-    game allocates (one event frame), so the only collections in a steady game
-    are the loop's own, between passes."""
+    threshold: half the free heap, far above what a steady game allocates
+    between two of the loop's collections (about a second), so the only
+    collections in a steady game are the loop's own, between passes; the
+    other half stays free for what a burst of frames takes."""
     if not _MICROPYTHON:
         return
     import micropython
@@ -66,21 +67,22 @@ def gc_setup():
         emergency(100)
     gc.collect()
     free = gc.mem_free()
-    gc.threshold(max(_GC_MIN_THRESHOLD, free // 4))
-    GC[2] = gc.mem_alloc()
+    gc.threshold(max(_GC_MIN_THRESHOLD, free // 2))
 
 
 def idle_collect(now, due):
-    """Collect now if the loop is idle long enough and garbage has built up."""
+    """Collect now if the loop is idle long enough (the next deadline at
+    least _GC_IDLE_MS away) and the last collection is _GC_EVERY_MS ago.  A
+    steady game wakes every second (the shown second changes), so garbage
+    never builds up to the threshold between two of these."""
     if not _MICROPYTHON or ticks_diff(due, now) < _GC_IDLE_MS:
         return False
-    used = gc.mem_alloc()
-    if used - GC[2] < _GC_SLACK:
+    if GC[0] and ticks_diff(now, GC[2]) < _GC_EVERY_MS:
         return False
-    GC[1] = used
+    GC[1] = gc.mem_alloc()
     gc.collect()
     GC[0] += 1
-    GC[2] = gc.mem_alloc()
+    GC[2] = now
     return True
 
 

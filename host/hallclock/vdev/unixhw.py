@@ -13,6 +13,7 @@ event.  Runs only on the MicroPython unix port (``select.poll`` on a file,
 ``termios``); CPython never imports it.
 """
 import gc
+import micropython
 import select
 import sys
 import time
@@ -61,7 +62,10 @@ class UnixHW(Runner):
         self.account = account
         self.pass_start = 0
         self.pass_runs = 0
-        self.auto_collections = 0  # passes whose heap shrank without the loop collecting
+        self.pass_total = 0
+        self.since_collect = 0  # bytes allocated since the loop's last collection
+        self.gross_max = 0
+        self.min_free = 1 << 30
         self.own_collections = 0
         self.high_water = 0
         self.max_pass_alloc = 0
@@ -77,6 +81,8 @@ class UnixHW(Runner):
         self.panel.buttons.arm()
         self.booted += 1
         self.app = device.start(self)
+        gc.collect()
+        self.heap_after_start = gc.mem_alloc()
         self.mark_pass()
 
     def ticks_ms(self):
@@ -103,35 +109,46 @@ class UnixHW(Runner):
         if self.account:
             self.pass_start = gc.mem_alloc()
             self.pass_runs = device.GC[0]
+            self.pass_total = micropython.mem_total()
 
     def account_pass(self):
-        """After a pass (and the loop's own idle collection, if any): did the
-        heap shrink inside the pass?  Only a collection frees memory, so a
-        shrink the loop did not cause is an automatic collection."""
+        """After a pass (and the loop's own idle collection, if any).
+
+        MicroPython collects on its own only when an allocation fails or when
+        more than ``gc.threshold()`` bytes were allocated since the last
+        collection.  ``micropython.mem_total()`` counts every byte ever
+        allocated, so the bytes allocated since the loop's last collection are
+        known at every pass end; together with the heap's lowest free figure
+        they show whether an automatic collection could have fallen inside a
+        pass (``gross_max`` against ``threshold``, ``min_free``)."""
+        total = micropython.mem_total()
         used = gc.mem_alloc()
         if device.GC[0] != self.pass_runs:
             self.own_collections += device.GC[0] - self.pass_runs
             end = device.GC[1]  # the heap just before the loop collected
+            gross = self.since_collect + total - self.pass_total
+            self.since_collect = 0
         else:
             end = used
-        if end < self.pass_start:
-            self.auto_collections += 1
+            gross = self.since_collect = self.since_collect + total - self.pass_total
+        if gross > self.gross_max:
+            self.gross_max = gross
         if end - self.pass_start > self.max_pass_alloc:
             self.max_pass_alloc = end - self.pass_start
         if end > self.high_water:
             self.high_water = end
+        free = gc.mem_free()
+        if free < self.min_free:
+            self.min_free = free
 
     def report(self):
         from hallclock_fw.hw.device import GC
-        gc.collect()
-        t0 = time.ticks_us()
-        gc.collect()
-        t = time.ticks_diff(time.ticks_us(), t0)
-        if t > self.longest_collect_us:
-            self.longest_collect_us = t
         return {"own_collections": self.own_collections, "loop_collections": GC[0],
-                "auto_collections": self.auto_collections, "high_water": self.high_water,
+                "gross_max": self.gross_max, "min_free": self.min_free, "high_water": self.high_water,
                 "max_pass_alloc": self.max_pass_alloc, "passes": self.passes,
+                "heap_after_start": self.heap_after_start, "heap_total": gc.mem_free() +
+                gc.mem_alloc(), "longest_collect_us": self.longest_collect_us,
+                "threshold": gc.threshold(), "firmware_from": device.__file__,
                 "free_end": gc.mem_free(), "alloc_end": gc.mem_alloc(),
                 "largest_free_end": largest_free()}
 
@@ -246,8 +263,23 @@ def load_scenario(path):
     return s["mode"], settings, actions
 
 
+def _timed_collect(hw):
+    """The firmware's idle collection, timed (the longest ``gc.collect()``)."""
+    inner = device.idle_collect
+
+    def idle_collect(now, due):
+        t0 = time.ticks_us()
+        done = inner(now, due)
+        if done:
+            t = time.ticks_diff(time.ticks_us(), t0)
+            if t > hw.longest_collect_us:
+                hw.longest_collect_us = t
+        return done
+    device.idle_collect = idle_collect
+
+
 def main(link, scenario, clock, sid, start_ticks=0, period=None,
-         silence_ms=30000, account=False):
+         silence_ms=30000, account=False, gc_policy="firmware"):
     """Run the scenario to its end; exit code 0 (the host has every event),
     EXIT_SILENT or EXIT_MEMORY.  With ``account`` a line ``@@ {json}`` with the
     heap figures goes to stdout at the end."""
@@ -257,6 +289,11 @@ def main(link, scenario, clock, sid, start_ticks=0, period=None,
         hw = UnixHW(open_line(link), mode, settings, actions, clock, sid,
                     start_ticks=start_ticks, period=period, silence_ms=silence_ms,
                     account=account)
+        if account:
+            _timed_collect(hw)
+        if gc_policy == "off":  # the control: collections where they fall
+            device.idle_collect = lambda now, due: False
+            gc.threshold(4096)
         hw._apply()  # what is due at ms 0 (as the Runner's first step)
         while True:
             try:
