@@ -34,6 +34,8 @@ def make_runner(mode, values, actions, clock="virtual-1", sid="00000001", start_
         from .mpdevice import MicroPythonRunner
         return MicroPythonRunner(mode, values, plain, clock=clock, sid=sid,
                                  start_ticks=start_ticks, period=period)
+    if interpreter != "cpython":  # micropython-unix is a process: simulate / mpunix.run
+        raise ValueError(f"no in-process runner for --interpreter {interpreter}")
     return Runner(mode, values, plain, clock=clock, sid=sid, start_ticks=start_ticks,
                   period=period, record=record)
 
