@@ -46,6 +46,7 @@ class DeviceLink:
         self.lost = 0  # events overwritten before the host stored them
         self.restore = None  # tokens of the last S frame
         self.host_seen = False
+        self.maintenance = False  # the host asked for the console (M frame)
         self._hello()
 
     # -- events ------------------------------------------------------------
@@ -182,6 +183,8 @@ class DeviceLink:
         elif kind == "S":
             self.restore = tokens
             return CMD_RESTORE
+        elif kind == "M":
+            self.maintenance = True  # the loop hands the console back (hw/device.py)
         else:
             self.bad += 1  # a device frame echoed back, or one not meant for us
         return NO_CMD

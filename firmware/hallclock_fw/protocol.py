@@ -23,6 +23,9 @@ Host -> device:
     S <mode> <settings> <move> <player> <left_ms>
                       restore a game after the device lost power (the
                       device takes it only before its first move)
+    M                 maintenance: hand the console back (the clock stops
+                      its loop, turns Ctrl-C back on, and leaves the REPL to
+                      mpremote; docs/protocol.md "Maintenance")
 
 See docs/protocol.md for the exchange as a whole.
 """
@@ -109,9 +112,13 @@ def restore(mode, settings_text, move, player, left_ms):
     return frame(("S %s %s %d %d %d" % (mode, settings_text, move, player, left_ms)).encode())
 
 
+def maintenance():
+    return frame(b"M")
+
+
 # -- checking and decoding -------------------------------------------------
 _ARITY = {"H": (5, 5), "G": (3, 3), "E": (9, 10), "A": (3, 3), "R": (3, 3), "W": (1, 1),
-          "C": (3, 3), "S": (6, 6)}
+          "C": (3, 3), "S": (6, 6), "M": (1, 1)}
 
 
 def check(tokens):

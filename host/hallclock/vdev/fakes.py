@@ -79,35 +79,91 @@ class FakeDisplay:
         self.updates += 1
 
 
+# The ESP32 port's console input (MicroPython ports/esp32/mphalport.c:
+# ``static uint8_t stdin_ringbuf_array[260]``): a py/ringbuf.h ring, which keeps
+# one slot free, so 259 bytes wait at most; ``ringbuf_put`` refuses the rest
+# and the UART interrupt (ports/esp32/uart.c ``uart_irq_handler``, the same in
+# usb_serial_jtag.c) ignores the refusal: they are dropped without a trace.
+CONSOLE_RING = 260
+CONSOLE_HOLDS = CONSOLE_RING - 1
+CTRL_C = 3
+
+
 class FakeUART:
-    """Bytes in from the host (``feed``), bytes out to it (``take``)."""
+    """The board's console as the link sees it: bytes in from the host
+    (``feed``), bytes out to it (``take``), and exactly as strict as the ESP32's
+    (docs/micropython.md "The console"):
+
+    - input waits in a ring of ``CONSOLE_HOLDS`` bytes; what arrives while it
+      is full is dropped (counted in ``dropped``, which the board cannot do);
+    - a byte equal to the interrupt character (3 until ``kbd_intr(-1)``) is
+      never stored: like ``mp_sched_keyboard_interrupt`` it makes the
+      firmware's next call into the console raise ``KeyboardInterrupt``.
+
+    Bytes the host wrote since the device's last pass arrive at once (the
+    pump hands them over between passes).
+    """
 
     def __init__(self):
         self.inbox = bytearray()
         self.outbox = bytearray()
+        self.intr_char = CTRL_C  # a board boots with Ctrl-C on
+        self.interrupt = False  # a KeyboardInterrupt is scheduled
+        self.dropped = 0
+        self.interrupts = 0
+
+    def _check(self):
+        if self.interrupt:
+            self.interrupt = False
+            raise KeyboardInterrupt()
 
     def any(self):
+        self._check()
         return len(self.inbox)
 
     def readinto(self, buf):
+        self._check()
         n = min(len(buf), len(self.inbox))
         if not n:
             return None
         buf[:n] = self.inbox[:n]
-        self.inbox = self.inbox[n:]
+        del self.inbox[:n]
         return n
 
     def write(self, data):
+        self._check()
         self.outbox.extend(data)
         return len(data)
 
+    def kbd_intr(self, char):
+        """``micropython.kbd_intr``: -1 turns Ctrl-C off, 3 on again."""
+        self.intr_char = char
+
     def feed(self, data):
-        self.inbox.extend(data)
+        """Bytes arriving on the line (the UART interrupt's work)."""
+        inbox = self.inbox
+        intr = self.intr_char
+        for b in data:
+            if b == intr:
+                self.interrupt = True
+                self.interrupts += 1
+            elif len(inbox) < CONSOLE_HOLDS:
+                inbox.append(b)
+            else:
+                self.dropped += 1
 
     def take(self):
         data = bytes(self.outbox)
         self.outbox = bytearray()
         return data
+
+    def reset(self):
+        """Power lost: what waited is gone, Ctrl-C is on again (the firmware
+        turns it off when it starts the clock)."""
+        self.inbox = bytearray()
+        self.outbox = bytearray()
+        self.intr_char = CTRL_C
+        self.interrupt = False
 
 
 class SimClock:

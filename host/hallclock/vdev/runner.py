@@ -11,9 +11,9 @@ or runs with jittered periods ``(lo, hi)`` ms from a fixed pseudo-random
 sequence, the same on every interpreter.
 """
 from hallclock_fw import protocol
-from hallclock_fw.app import App
 from hallclock_fw.core.timing import ticks_add, ticks_diff
 from hallclock_fw.events import BUTTON_NAMES
+from hallclock_fw.hw.device import hand_back, make_app
 from hallclock_fw.hw.panel import build_panel
 
 from .fakes import FakeDisplay, FakeOutput, FakePin, FakeUART, SimClock
@@ -25,6 +25,7 @@ BOUNCE = ((0, 0), (1, 1), (3, 0), (4, 1), (6, 0), (7, 1), (9, 0))
 RUNNING = 0
 DONE = 1
 WAITING = 2  # the scenario has ended; events still unacknowledged
+HANDED_BACK = 3  # the host took the console (M frame): the clock has stopped
 
 
 def session_after(sid):
@@ -66,15 +67,15 @@ class Runner:
         panel = build_panel(self.pins, self.buzzer, self.leds, self.hall,
                             self.displays, now)
         panel.buttons.arm()
-        self.app = App(panel, self.uart, self.mode, self.settings, self.clock_name,
-                       self.sid, now)
+        # as hw/device.py's start(): the keyboard interrupt off while the clock runs
+        self.app = make_app(panel, self.uart, self.mode, self.settings, self.clock_name,
+                            self.sid, now)
 
     def reboot(self):
         """Power lost and back: RAM is gone (every event the host has not
         acknowledged, bytes not yet sent or read), and the board starts a new
         session with a new id, like ``main.py`` after a reset."""
-        self.uart.take()
-        self.uart.inbox = bytearray()
+        self.uart.reset()
         self.boots += 1
         self.sid = session_after(self.sid)
         self._boot(self.now())
@@ -145,6 +146,8 @@ class Runner:
             nxt = self.edges[0][0]
         if self.ai < len(self.actions) and self.actions[self.ai][0] < nxt:
             nxt = self.actions[self.ai][0]
+        if self.uart.inbox:  # host bytes waiting wake the loop (hw.wait), as on a board
+            nxt = self.ms + 1
         return nxt if nxt > self.ms else self.ms + 1
 
     def step(self):
@@ -154,6 +157,9 @@ class Runner:
         self._apply()
         self.app.step(self.clock.now)
         self.passes += 1
+        if self.app.link.maintenance:  # device.loop ends; main.py returns to the REPL
+            hand_back(self.uart)
+            return HANDED_BACK
         if self.ended:
             return DONE if self.app.idle() else WAITING
         self.ms = self._next_ms()
