@@ -105,7 +105,9 @@ class FakeUART:
     """
 
     def __init__(self):
-        self.inbox = bytearray()
+        self.ring = bytearray(CONSOLE_RING)  # py/ringbuf.h: iget == iput is empty
+        self.iget = 0
+        self.iput = 0
         self.outbox = bytearray()
         self.intr_char = CTRL_C  # a board boots with Ctrl-C on
         self.interrupt = False  # a KeyboardInterrupt is scheduled
@@ -117,18 +119,24 @@ class FakeUART:
             self.interrupt = False
             raise KeyboardInterrupt()
 
+    def waiting(self):
+        """Bytes in the ring (for the simulation; the firmware calls ``any``)."""
+        return (self.iput - self.iget) % CONSOLE_RING
+
     def any(self):
         self._check()
-        return len(self.inbox)
+        return (self.iput - self.iget) % CONSOLE_RING
 
     def readinto(self, buf):
         self._check()
-        n = min(len(buf), len(self.inbox))
-        if not n:
-            return None
-        buf[:n] = self.inbox[:n]
-        del self.inbox[:n]
-        return n
+        n = 0
+        size = len(buf)
+        ring = self.ring
+        while n < size and self.iget != self.iput:
+            buf[n] = ring[self.iget]
+            self.iget = (self.iget + 1) % CONSOLE_RING
+            n += 1
+        return n if n else None
 
     def write(self, data):
         self._check()
@@ -141,16 +149,19 @@ class FakeUART:
 
     def feed(self, data):
         """Bytes arriving on the line (the UART interrupt's work)."""
-        inbox = self.inbox
         intr = self.intr_char
+        ring = self.ring
         for b in data:
             if b == intr:
                 self.interrupt = True
                 self.interrupts += 1
-            elif len(inbox) < CONSOLE_HOLDS:
-                inbox.append(b)
-            else:
+                continue
+            nxt = (self.iput + 1) % CONSOLE_RING
+            if nxt == self.iget:  # full: ringbuf_put refuses, the byte is gone
                 self.dropped += 1
+            else:
+                ring[self.iput] = b
+                self.iput = nxt
 
     def take(self):
         data = bytes(self.outbox)
@@ -160,7 +171,7 @@ class FakeUART:
     def reset(self):
         """Power lost: what waited is gone, Ctrl-C is on again (the firmware
         turns it off when it starts the clock)."""
-        self.inbox = bytearray()
+        self.iget = self.iput = 0
         self.outbox = bytearray()
         self.intr_char = CTRL_C
         self.interrupt = False
