@@ -78,6 +78,7 @@ class MicroPythonRunner:
         self.acked = 0  # highest seq the host has acknowledged
         self._rx = bytearray()
         self._tx = bytearray()
+        self._paced = False  # the Runner in the VM has a pace cap set
 
     def _scan(self, buf, data, kind):
         buf.extend(data)
@@ -109,6 +110,12 @@ class MicroPythonRunner:
         status, out = self.vm.step(BATCH)
         self._collect(out)
         return status
+
+    def pace(self, real_ms):
+        """``Runner.pace`` inside the VM (a round trip only while events wait)."""
+        if self._paced or self.pending():
+            self.vm.exec(f"runner.pace({int(real_ms)})")
+            self._paced = self.pending()
 
     def advance(self, ms):
         self.vm.exec(f"runner.ms += {int(ms)}")

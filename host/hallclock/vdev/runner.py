@@ -26,6 +26,7 @@ RUNNING = 0
 DONE = 1
 WAITING = 2  # the scenario has ended; events still unacknowledged
 HANDED_BACK = 3  # the host took the console (M frame): the clock has stopped
+PACED = 4  # no pass: simulated time would outrun real time while events wait (pace)
 
 
 def session_after(sid):
@@ -60,6 +61,9 @@ class Runner:
         self.edges = []  # [(ms, pin index, level)] in time order
         self.ended = False
         self.passes = 0
+        self.last_ms = 0  # simulated time of the last pass
+        self.cap = None  # no pass beyond this simulated ms (pace)
+        self._anchor = None  # (real ms, simulated ms) when events began to wait
         self.app = None
         self._boot(start_ticks)
 
@@ -150,9 +154,31 @@ class Runner:
             nxt = self.ms + 1
         return nxt if nxt > self.ms else self.ms + 1
 
+    def pace(self, real_ms):
+        """Simulated time must not outrun the link: while the device holds
+        events the host has not acknowledged, its resend (1.5 s) and hello (5 s)
+        timers run in real time, as on a board, so simulated time may run no
+        faster than real time from the pass that made them wait.  ``real_ms``
+        is the pump's real clock (any origin); the game runs as fast as the
+        machine allows while the host has every event."""
+        if self.app.link.all_acked():
+            self._anchor = None
+            self.cap = None
+            return
+        if self._anchor is None:
+            self._anchor = (real_ms, self.last_ms)
+        self.cap = self._anchor[1] + (real_ms - self._anchor[0])
+
     def step(self):
         """One pass of the device loop at the current time, then move time on.
-        Returns RUNNING, WAITING or DONE."""
+        Returns RUNNING, WAITING, DONE, HANDED_BACK, or PACED (no pass: the
+        pass is due later than ``pace`` allows)."""
+        if self.cap is not None and self.ms > self.cap:
+            if not self.uart.waiting():
+                return PACED
+            # host bytes wake the loop (hw.wait), at the time real time allows
+            self.ms = self.cap if self.cap > self.last_ms else self.last_ms + 1
+        self.last_ms = self.ms
         self.clock.now = self.now()
         self._apply()
         self.app.step(self.clock.now)
@@ -167,6 +193,7 @@ class Runner:
 
     def advance(self, ms):
         """After the scenario: let ``ms`` of (real) time pass, then one pass."""
+        self.cap = None  # real time already
         self.ms += ms
         return self.step()
 
