@@ -174,8 +174,12 @@ class Runner:
         Returns RUNNING, WAITING, DONE, HANDED_BACK, or PACED (no pass: the
         pass is due later than ``pace`` allows)."""
         if self.cap is not None and self.ms > self.cap:
-            if not self.uart.waiting():
+            if self.app.link.all_acked():  # acknowledged since the last pace()
+                self.cap = None
+                self._anchor = None
+            elif not self.uart.waiting():
                 return PACED
+        if self.cap is not None and self.ms > self.cap:
             # host bytes wake the loop (hw.wait), at the time real time allows
             self.ms = self.cap if self.cap > self.last_ms else self.last_ms + 1
         self.last_ms = self.ms
