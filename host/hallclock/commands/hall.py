@@ -17,6 +17,9 @@ def register(sub):
     p.add_argument("--out", required=True, help="the hall log (JSON Lines)")
     p.add_argument("--exit-on-end", action="store_true",
                    help="exit once every clock's session has ended")
+    p.add_argument("--reset", action="store_true",
+                   help="reset every board once when its port is opened (an EN pulse); "
+                   "by default opening a port never resets a board (docs/hardware.md)")
     p.set_defaults(func=cmd_hall)
 
     p = sub.add_parser(
@@ -44,7 +47,7 @@ def cmd_hall(args):
     if len(set(ports)) != len(ports):
         raise BadInput("a port is given twice: the hall unit and every table need "
                        "their own port")
-    logger = Logger(ports, args.out)
+    logger = Logger(ports, args.out, reset=args.reset)
     logger.open()
     relay = Relay(logger)  # before the loop: Ctrl-C, the usual stop, still reports
     try:
