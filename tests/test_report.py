@@ -175,4 +175,15 @@ def test_bad_input(tmp_path, game_log, capsys):
     assert cli.main(["report", str(game_log), "--plot", str(tmp_path / "x.jpg")]) == 2
     assert "ending in .png" in capsys.readouterr().err
     assert cli.main(["report", str(game_log), "--plot", str(tmp_path / "no" / "x.png")]) == 2
-    assert "cannot write the plot" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "the folder" in err and "does not exist" in err
+
+
+def test_plot_that_cannot_be_written_is_one_line(tmp_path, game_log, capsys):
+    """A plot refused by the filesystem (here: a read-only folder, as root a
+    file name too long) is one message, and leaves no file behind."""
+    name = "x" * 300 + ".png"  # NAME_MAX is 255 on every Linux filesystem
+    assert cli.main(["report", str(game_log), "--plot", str(tmp_path / name)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hallclock: ") and err.count("\n") == 1 and "plot" in err
+    assert not any(p.name.endswith(".png") or p.name.endswith(".tmp") for p in tmp_path.iterdir())

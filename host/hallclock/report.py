@@ -250,26 +250,48 @@ def totals(game):
     return out
 
 
-def load_games(path):
+def load_log(path):
+    """(games, skipped) of a log file: skipped = [(line number, why)] of the
+    lines that are not log records.  BadInput if nothing can be read."""
     import os
+    from .logfile import scan
     if not os.path.exists(path):
         raise BadInput(f"{path}: no such log file")
-    records = read_records(path)
-    if not records:
-        raise BadInput(f"{path}: the log holds no records")
-    return games_from_records(records)
-
-
-def write_csv(games, path):
+    if os.path.isdir(path):
+        raise BadInput(f"{path}: is a folder; give a log file (JSON Lines)")
     try:
-        with open(path, "w", newline="", encoding="utf-8") as f:
-            w = csv.DictWriter(f, fieldnames=COLUMNS)
-            w.writeheader()
-            for g in games:
-                for r in rows(g):
-                    w.writerow(r)
+        records, skipped = scan(path)
     except OSError as exc:
-        raise BadInput(f"{path}: cannot write the CSV ({exc.strerror})") from None
+        raise BadInput(f"{path}: cannot read the log ({exc.strerror})") from None
+    if not records:
+        why = f" ({len(skipped)} line{'s' if len(skipped) != 1 else ''}, none a log " \
+              f"record: line {skipped[0][0]}: {skipped[0][1]})" if skipped else ""
+        raise BadInput(f"{path}: the log holds no records{why}")
+    return games_from_records(records), skipped
+
+
+def load_games(path):
+    return load_log(path)[0]
+
+
+def skipped_text(path, skipped, shown=5):
+    """One line for the lines of a log that are not records."""
+    first = "; ".join(f"line {n}: {why}" for n, why in skipped[:shown])
+    more = f"; and {len(skipped) - shown} more" if len(skipped) > shown else ""
+    return (f"{len(skipped)} line{'s' if len(skipped) != 1 else ''} of {path} "
+            f"skipped, not log records ({first}{more})")
+
+
+def write_csv(games, path, force=False):
+    from .outfiles import write_file
+
+    def fill(f):
+        w = csv.DictWriter(f, fieldnames=COLUMNS)
+        w.writeheader()
+        for g in games:
+            for r in rows(g):
+                w.writerow(r)
+    write_file(path, fill, force=force, what="CSV")
 
 
 def print_report(games, console=None):
@@ -392,20 +414,24 @@ def draw_game(ax, game):
     ax.legend(loc="upper left", fontsize=8, ncols=4)
 
 
-def write_plot(games, path):
+def check_plot_name(path):
+    if not str(path).lower().endswith(".png"):
+        raise BadInput(f"--plot {path}: give a file name ending in .png")
+
+
+def write_plot(games, path, force=False):
     """Draw every game (one panel each) into a PNG (Agg: no display needed)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    if not str(path).lower().endswith(".png"):
-        raise BadInput(f"--plot {path}: give a file name ending in .png")
+    from .outfiles import write_file
+
+    check_plot_name(path)
     n = max(1, len(games))
     fig = Figure(figsize=(10, 4 * n), dpi=100)
     FigureCanvasAgg(fig)
     for i, game in enumerate(games or []):
         draw_game(fig.add_subplot(n, 1, i + 1), game)
     fig.tight_layout()
-    try:
-        fig.savefig(path, format="png")
-    except OSError as exc:
-        raise BadInput(f"{path}: cannot write the plot ({exc.strerror})") from None
+    write_file(path, lambda f: fig.savefig(f, format="png"), force=force, binary=True,
+               what="plot")
