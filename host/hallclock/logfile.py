@@ -34,6 +34,17 @@ _INT_FIELDS = ("move", "limit_ms", "bank_ms", "used_ms", "break_ms", "left_s", "
                "last_seq", "round")
 
 
+# The fields an event cannot be read without (docs/contract.md); events not
+# named here (extensions, newer events) need only the common fields.
+REQUIRED = {
+    "boot": ("mode",), "gong": ("kind",), "turn": ("player", "move"),
+    "press": ("player", "move", "used_ms"), "warn": ("move", "left_s"), "expired": ("move",),
+    "announce": ("move", "left_s"), "dup_start": ("move", "limit_ms"), "dup_end": ("move",),
+    "playout": ("step",), "break": ("player", "number"), "break_end": ("player", "number"),
+    "gap": ("missing",),
+}
+
+
 def _is_int(v, lo=T_MIN, hi=T_MAX):
     return type(v) is int and lo <= v <= hi
 
@@ -65,6 +76,9 @@ def record_error(rec):
             return f"{key} is not a name"
     if "settings" in rec and not isinstance(rec["settings"], dict):
         return "settings is not an object"
+    for key in REQUIRED.get(rec["event"], ()):
+        if rec.get(key) is None:
+            return f"a {rec['event']} without its {key}"
     missing = rec.get("missing")
     if missing is not None and not (isinstance(missing, list) and len(missing) == 2
                                     and all(_is_int(v, 0, 1 << 53) for v in missing)):

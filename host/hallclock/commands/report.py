@@ -15,6 +15,7 @@ def register(sub):
 
 def cmd_report(args):
     from .. import report
+    from ..errors import one_line
     from ..outfiles import check_outputs
     # every output is checked before anything is read or written
     outputs = [(opt, path) for opt, path in (("--csv", args.csv), ("--plot", args.plot))
@@ -24,7 +25,7 @@ def cmd_report(args):
     check_outputs(outputs, inputs=[args.log], force=args.force)
     games, skipped = report.load_log(args.log)
     if skipped:
-        print(f"hallclock: {report.skipped_text(args.log, skipped)}", file=sys.stderr)
+        print(f"hallclock: {one_line(report.skipped_text(args.log, skipped))}", file=sys.stderr)
     report.print_report(games)
     if args.csv:
         report.write_csv(games, args.csv, force=args.force)
