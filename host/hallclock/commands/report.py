@@ -8,6 +8,9 @@ def register(sub):
     p.add_argument("--csv", metavar="FILE")
     p.add_argument("--plot", metavar="FILE.png",
                    help="draw each player's move times against the limit, pauses and gongs")
+    p.add_argument("--claims", action="store_true",
+                   help="also list every overtime and flag fall with its time of day "
+                   "(the evidence for a claim, ČAS 10.2.6)")
     p.add_argument("--force", action="store_true",
                    help="replace an existing --csv/--plot file (never the log itself)")
     p.set_defaults(func=cmd_report)
@@ -26,7 +29,11 @@ def cmd_report(args):
     games, skipped = report.load_log(args.log)
     if skipped:
         print(f"hallclock: {one_line(report.skipped_text(args.log, skipped))}", file=sys.stderr)
+    if args.plot is not None:
+        report.check_plot(games, args.plot)  # before the CSV is written
     report.print_report(games)
+    if args.claims:
+        report.print_claims(games)
     if args.csv:
         report.write_csv(games, args.csv, force=args.force)
         print(f"CSV written to {args.csv}")
