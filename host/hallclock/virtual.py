@@ -162,7 +162,9 @@ def simulate(actions, mode, values, out, clock="virtual-1", interpreter="cpython
         device.start()
         # The device stops once the host has acknowledged its every event
         # (so the logger has stored them); the logger stops with it.
+        started = time.monotonic()
         logger.run(stop=lambda: not device.is_alive(), max_s=timeout_s)
+        waited = time.monotonic() - started
         device.halt = True
         device.join(timeout=10)
         if isinstance(device.error, HallclockError):
@@ -170,8 +172,10 @@ def simulate(actions, mode, values, out, clock="virtual-1", interpreter="cpython
         if device.error is not None:
             raise LinkError(f"the virtual device failed: {device.error!r}") from device.error
         if not device.result or not logger.all_ended():
-            raise LinkError("the simulation did not finish: the log has no 'end' "
-                            f"after {timeout_s:.0f} s")
+            why = (f"the virtual device heard nothing from the logger for {SILENCE_S:.0f} s"
+                   if not device.is_alive() and device.result is False else
+                   f"the log has no 'end' after {waited:.0f} s")
+            raise LinkError(f"the simulation did not finish: {why}")
     finally:
         logger.close()
         for fd in (master, slave):

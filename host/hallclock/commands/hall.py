@@ -5,6 +5,10 @@ import os
 
 from ..errors import BadInput
 
+# The modes whose clocks take the hall unit's START and GONG (docs/hall.md):
+# a backgammon clock runs on its own (İSTAVDER: no hall signal starts or ends it).
+HALL_MODES = ("scrabble", "duplicate")
+
 
 def register(sub):
     p = sub.add_parser(
@@ -77,6 +81,11 @@ def cmd_hall_simulate(args):
     from ..relay import check_table_count, format_spread, simulate_hall
     if args.mode not in MODES:
         raise BadInput(f"unknown mode {args.mode!r} (modes: {', '.join(MODES)})")
+    if args.mode not in HALL_MODES:
+        raise BadInput(f"--mode {args.mode}: a {args.mode} clock takes no hall signals "
+                       "(the referee's START and GONG are relayed only in "
+                       f"{' and '.join(HALL_MODES)}); run each table with "
+                       f"'hallclock simulate --mode {args.mode}' instead")
     n = check_table_count(args.tables)
     if not 0.01 <= args.speed <= 1000:
         raise BadInput(f"--speed {args.speed}: give 0.01 to 1000")
