@@ -1,0 +1,128 @@
+"""The virtual device on the hall network: the Runner's UART bytes go through
+the firmware's own network link (``hallclock_fw.netlink`` and its MQTT client,
+exactly as on the board) over a real TCP socket to the broker.
+
+MicroPython-compatible (sockets, ``select.poll``, integer ticks), so the same
+pump runs under CPython and inside the MicroPython unix port.
+
+Time: the device's simulated time runs as fast as the host keeps up, paced as
+on the serial line (``hallclock.virtual.pump``): after new events the pump
+waits up to ``ack_wait_ms`` (real time) for the host's acknowledgement; after
+the scenario's ``end`` it runs at the real rate.  The network link itself
+(reconnect backoff, keepalive) runs on real time, like the board's.  It gives
+up after ``silence_ms`` of real time without a message from the host.
+"""
+import errno
+import select
+import socket
+import time
+
+from hallclock_fw.core.timing import ticks_add, ticks_diff
+from hallclock_fw.netlink import NetLink
+
+from .runner import DONE, RUNNING
+
+try:
+    ticks_ms = time.ticks_ms  # MicroPython
+except AttributeError:
+    def ticks_ms():
+        return int(time.monotonic() * 1000) & 0x3FFFFFFF
+
+SILENCE_MS = 30000
+_STARTING = (getattr(errno, "EINPROGRESS", 115), getattr(errno, "EAGAIN", 11),
+             getattr(errno, "EWOULDBLOCK", 11))
+
+
+def opener(host, port, wrap=None):
+    """``opener(now)`` for NetLink: a non-blocking socket connecting to the
+    broker.  ``wrap(sock)`` may wrap it (TLS)."""
+    addr = socket.getaddrinfo(host, port)[0][-1]
+
+    def open_socket(_now):
+        s = socket.socket()
+        s.setblocking(False)
+        try:
+            s.connect(addr)
+        except OSError as e:
+            if e.args[0] not in _STARTING:
+                s.close()
+                raise
+        return wrap(s) if wrap is not None else s
+    return open_socket
+
+
+def make_link(host, port, hall, clock, creds):
+    return NetLink(hall, clock, creds["user"], creds["password"], opener(host, port), ticks_ms)
+
+
+def _wait(net, ms):
+    """Sleep up to ``ms`` or until the broker sends something."""
+    sock = net.client.sock
+    if sock is None or ms <= 0:
+        if ms > 0:
+            time.sleep(ms / 1000)
+        return
+    p = select.poll()
+    p.register(sock, select.POLLIN)
+    p.poll(ms)
+
+
+def pump(runner, net, silence_ms=SILENCE_MS, ack_wait_ms=50, connect_ms=SILENCE_MS,
+         stop=None, after_pass=None):
+    """Run ``runner`` over ``net`` until the host has every event (True) or
+    the host has been silent for ``silence_ms`` (False)."""
+    buf = bytearray(512)
+    t = ticks_ms()
+    # a virtual clock's game begins once it is on the network (a board's
+    # would run regardless, its events kept in the ring)
+    while not net.connected():
+        net.service(ticks_ms())
+        if ticks_diff(ticks_ms(), t) > connect_ms or (stop is not None and stop()):
+            return False
+        _wait(net, 20)
+    last_contact = ticks_ms()
+    last_real = last_contact
+    status = RUNNING
+    seen = 0
+    while True:
+        if stop is not None and stop():
+            return False
+        out = runner.take_output()
+        if out:
+            net.write(out)
+        now = ticks_ms()
+        net.service(now)
+        got = False
+        if net.inbox:
+            n = net.readinto(buf)
+            runner.feed(bytes(buf[:n]))
+            got = True
+        seq = runner.last_seq()
+        fresh = seq != seen
+        seen = seq
+        if not got and (status != RUNNING or (fresh and runner.pending())):
+            _wait(net, ack_wait_ms if status == RUNNING else 20)
+            net.service(ticks_ms())
+            if net.inbox:
+                n = net.readinto(buf)
+                runner.feed(bytes(buf[:n]))
+                got = True
+        now = ticks_ms()
+        if got:
+            last_contact = now
+        if status == DONE:
+            net.service(now)
+            return True
+        if ticks_diff(now, last_contact) > silence_ms:
+            return False
+        if status == RUNNING:
+            status = runner.step()
+        else:
+            status = runner.advance(max(1, ticks_diff(now, last_real)))
+        last_real = now
+        if after_pass is not None:
+            after_pass()
+
+
+def deadline(ms):
+    return ticks_add(ticks_ms(), ms)
