@@ -64,6 +64,7 @@ class BrokerClient:
         self.client.on_connect = self._on_connect
         self.client.on_disconnect = self._on_disconnect
         self.client.on_message = self._on_message
+        self.client.on_subscribe = self._on_subscribe
 
     def _on_connect(self, client, _userdata, _flags, rc, _props):
         if rc.is_failure:
@@ -71,10 +72,16 @@ class BrokerClient:
             self.connected.set()
             client.disconnect()
             return
-        for t in self.subscribe:
-            client.subscribe(t, qos=0)
         self.connects += 1
-        self.connected.set()
+        if self.subscribe:
+            client.subscribe([(t, 0) for t in self.subscribe])
+        else:
+            self.connected.set()
+
+    def _on_subscribe(self, _client, _userdata, _mid, codes, _props):
+        if any(c.is_failure for c in codes):
+            self.refused = "subscription refused"
+        self.connected.set()  # the first connection is ready once subscribed
 
     def _on_disconnect(self, *_args):
         pass
@@ -336,7 +343,8 @@ def run_device(runner, net, silence_s=30.0, stop=None):
     or the host was silent for ``silence_s`` (False)."""
     from .vdev import netpump
     try:
-        return netpump.pump(runner, net, silence_ms=int(silence_s * 1000), stop=stop)
+        ms = int(silence_s * 1000)
+        return netpump.pump(runner, net, silence_ms=ms, connect_ms=ms, stop=stop)
     finally:
         net.close()
 

@@ -6,6 +6,13 @@
     mode = scrabble         # scrabble, duplicate or backgammon
     brightness = 5          # displays, 0-7
     move_s = 120            # any setting of the mode (docs/contract.md)
+    # the hall network (docs/network.md; broker-config writes these):
+    wifi_ssid = HALL-WIFI
+    wifi_password = ...
+    broker = 192.168.1.10:1883
+    hall = open-2026
+    user = table-07
+    password = ...
 
 A missing file means the defaults.  A bad line does not stop the clock: the
 defaults are used and ``error`` says what was wrong, with its line number (the
@@ -17,6 +24,8 @@ DEFAULT_MODE = "scrabble"
 DEFAULT_BRIGHTNESS = 7
 _NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_."
 MAX_NAME = 24
+# the hall network's keys: all of them, or none (then the USB serial link)
+NET_KEYS = ("wifi_ssid", "wifi_password", "broker", "hall", "user", "password")
 
 
 class Config:
@@ -26,6 +35,7 @@ class Config:
         self.settings = settings_mod.defaults(DEFAULT_MODE)
         self.brightness = DEFAULT_BRIGHTNESS
         self.error = None
+        self.net = None  # {key: text} of NET_KEYS when the clock is on Wi-Fi
 
 
 def _fail(cfg, default_clock, message):
@@ -67,8 +77,21 @@ def parse(text, default_clock, name="hallclock.cfg"):
                 return _fail(cfg, default_clock,
                              "%s:%d: brightness %r is not 0-7" % (name, lineno, value))
             cfg.brightness = int(value)
+        elif key in NET_KEYS:
+            if cfg.net is None:
+                cfg.net = {}
+            cfg.net[key] = value
         else:
             pairs.append((lineno, key + "=" + value))
+    if cfg.net is not None:
+        missing = [k for k in NET_KEYS if k not in cfg.net]
+        if missing:
+            return _fail(cfg, default_clock, "%s: the hall network needs %s too" % (
+                name, ", ".join(missing)))
+        host, _, port = cfg.net["broker"].rpartition(":")
+        if not host or not port.isdigit():
+            return _fail(cfg, default_clock, "%s: broker %r is not HOST:PORT" % (
+                name, cfg.net["broker"]))
     try:
         cfg.settings = settings_mod.parse(cfg.mode, [p for _n, p in pairs])
     except ValueError as e:
