@@ -100,13 +100,13 @@ class Hall:
         return err
 
     # -- clocks ------------------------------------------------------------
-    def device(self, clock, text, sid="0000cafe", via=None, start=True):
+    def device(self, clock, text, sid="0000cafe", via=None, start=True, after_pass=None):
         actions = scenario.parse_text(text, "<test>")
         runner = virtual.make_runner("scrabble", parse("scrabble", []), actions, clock=clock,
                                      sid=sid)
         address = via.address if via is not None else self.address
         net = mqtthost.device_link(address, HALL, clock, self.creds[clock])
-        d = mqtthost.NetDeviceThread(runner, net, silence_s=20)
+        d = mqtthost.NetDeviceThread(runner, net, silence_s=20, after_pass=after_pass)
         self.devices.append(d)
         if start:
             d.start()

@@ -338,13 +338,14 @@ class _TlsSocket:
         (self.tls or self.raw).close()
 
 
-def run_device(runner, net, silence_s=30.0, stop=None):
+def run_device(runner, net, silence_s=30.0, stop=None, after_pass=None):
     """A virtual clock on the broker until the host has every event (True)
     or the host was silent for ``silence_s`` (False)."""
     from .vdev import netpump
     try:
         ms = int(silence_s * 1000)
-        return netpump.pump(runner, net, silence_ms=ms, connect_ms=ms, stop=stop)
+        return netpump.pump(runner, net, silence_ms=ms, connect_ms=ms, stop=stop,
+                            after_pass=after_pass)
     finally:
         net.close()
 
@@ -352,8 +353,9 @@ def run_device(runner, net, silence_s=30.0, stop=None):
 class NetDeviceThread(threading.Thread):
     """A virtual clock on the broker in a thread (tests, hall-simulate)."""
 
-    def __init__(self, runner, net, silence_s=30.0):
+    def __init__(self, runner, net, silence_s=30.0, after_pass=None):
         super().__init__(daemon=True, name="net-device")
+        self.after_pass = after_pass
         self.runner = runner
         self.net = net
         self.silence_s = silence_s
@@ -364,6 +366,6 @@ class NetDeviceThread(threading.Thread):
     def run(self):
         try:
             self.result = run_device(self.runner, self.net, self.silence_s,
-                                     stop=lambda: self.halt)
+                                     stop=lambda: self.halt, after_pass=self.after_pass)
         except BaseException as exc:  # surfaced by the caller
             self.error = exc
