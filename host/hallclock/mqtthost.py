@@ -157,6 +157,7 @@ class ClockTopic:
         self.state = "waiting"  # until the clock is heard
         self.reconnects = 0
         self.ser = None
+        self.write = None  # set by the logger: publish to the clock's down topic
 
 
 def _clock_of(hall, topic_name):
@@ -201,7 +202,9 @@ class BrokerLogger(Logger):
         link = HostLink(self.writer, lambda data, t=down: self.net.publish(t, data),
                         clock, restore=self.restore)
         self.index[clock] = len(self.links)
-        self.ports.append(ClockTopic(self.hall, clock))
+        port = ClockTopic(self.hall, clock)
+        port.write = link.send  # what the hall relay sends a table
+        self.ports.append(port)
         self.links.append(link)
         return self.index[clock]
 
@@ -353,9 +356,10 @@ def run_device(runner, net, silence_s=30.0, stop=None, after_pass=None):
 class NetDeviceThread(threading.Thread):
     """A virtual clock on the broker in a thread (tests, hall-simulate)."""
 
-    def __init__(self, runner, net, silence_s=30.0, after_pass=None):
+    def __init__(self, runner, net, silence_s=30.0, after_pass=None, paced=None):
         super().__init__(daemon=True, name="net-device")
         self.after_pass = after_pass
+        self.paced = paced  # (t0 ticks, speed): run against real time
         self.runner = runner
         self.net = net
         self.silence_s = silence_s
@@ -365,6 +369,15 @@ class NetDeviceThread(threading.Thread):
 
     def run(self):
         try:
+            if self.paced is not None:
+                from .vdev import netpump
+                try:
+                    self.result = netpump.paced_pump(
+                        self.runner, self.net, self.paced[0], self.paced[1],
+                        stop=lambda: self.halt, silence_ms=int(self.silence_s * 1000))
+                finally:
+                    self.net.close()
+                return
             self.result = run_device(self.runner, self.net, self.silence_s,
                                      stop=lambda: self.halt, after_pass=self.after_pass)
         except BaseException as exc:  # surfaced by the caller

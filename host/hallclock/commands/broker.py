@@ -28,6 +28,17 @@ def register(sub):
     p.add_argument("--dir", required=True, metavar="DIR", help="the folder broker-config wrote")
     p.set_defaults(func=cmd_broker)
 
+    p = sub.add_parser("referee", help="the referee's START / GONG / PAUSE to every clock "
+                       "of the hall through the broker (no logger needed)")
+    p.add_argument("button", choices=("START", "GONG", "PAUSE"))
+    p.add_argument("--long", action="store_true", help="a long press")
+    p.add_argument("--broker", required=True, metavar="HOST:PORT")
+    p.add_argument("--hall", required=True)
+    p.add_argument("--credentials", required=True, metavar="FILE",
+                   help="credentials.json (its 'referee' entry is used)")
+    p.add_argument("--tls-ca", default=None, metavar="FILE")
+    p.set_defaults(func=cmd_referee)
+
 
 def cmd_broker_config(args):
     from .. import broker
@@ -59,3 +70,16 @@ def cmd_broker(args):
         return 0
     except OSError as exc:
         raise HallclockError(f"cannot run mosquitto: {exc}") from None
+
+
+def cmd_referee(args):
+    from hallclock_fw.events import BUTTON_NAMES
+
+    from ..broker import check_name, parse_broker
+    from ..mqtthost import send_signal
+    address = parse_broker(args.broker)
+    check_name("hall name", args.hall)
+    send_signal(address, args.hall, args.credentials, BUTTON_NAMES.index(args.button),
+                long=args.long, tls=args.tls_ca)
+    print(f"{args.button} sent to every clock of hall {args.hall}")
+    return 0

@@ -126,3 +126,52 @@ def pump(runner, net, silence_ms=SILENCE_MS, ack_wait_ms=50, connect_ms=SILENCE_
 
 def deadline(ms):
     return ticks_add(ticks_ms(), ms)
+
+
+def paced_pump(runner, net, t0, speed, stop=None, silence_ms=SILENCE_MS):
+    """Run the device against real time on the network, like
+    ``hallclock.relay.paced_pump`` on a pty: simulated ms = (ticks - ``t0``)
+    × ``speed``, with ``t0`` shared by every clock of a hall so their
+    ``t_ms`` compare.  A pass happens when the device's next wake is due or
+    the host's frames arrive (then at the current time, as a board woken by
+    its socket).  Returns True once the host has every event."""
+    buf = bytearray(512)
+    while not net.connected():  # on the network before the hall starts
+        net.service(ticks_ms())
+        if stop is not None and stop():
+            return False
+        _wait(net, 20)
+    status = RUNNING
+    last_contact = ticks_ms()
+    while True:
+        if stop is not None and stop():
+            return False
+        out = runner.take_output()
+        if out:
+            net.write(out)
+        net.service(ticks_ms())
+        if status == DONE:
+            return True
+        now = int(ticks_diff(ticks_ms(), t0) * speed)
+        target = runner.ms if status == RUNNING else now + max(1, int(20 * speed))
+        got = False
+        if not net.inbox and now < target:
+            wait = int((target - now) / speed)
+            _wait(net, wait if wait < 50 else 50)
+            net.service(ticks_ms())
+            now = int(ticks_diff(ticks_ms(), t0) * speed)
+        if net.inbox:
+            n = net.readinto(buf)
+            runner.feed(bytes(buf[:n]))
+            got = True
+            last_contact = ticks_ms()
+        if status != RUNNING:
+            if now > runner.ms:
+                runner.ms = now
+            status = runner.step()
+            if ticks_diff(ticks_ms(), last_contact) > silence_ms:
+                return False
+        elif got or now >= target:
+            if now < target:
+                runner.ms = now  # woken by the host: a pass now
+            status = runner.step()
