@@ -187,10 +187,13 @@ class Client:
 
     def _flush(self):
         out = self.out
+        sock = self.sock
+        if sock is None:
+            return
         while out:
             data = out[0]
             try:
-                n = self.sock.send(data)
+                n = sock.send(data)
             except OSError as e:
                 if e.args[0] in _AGAIN:
                     return
@@ -205,9 +208,12 @@ class Client:
             out.pop(0)
 
     def _read(self, now):
+        sock = self.sock
+        if sock is None:
+            return
         for _ in range(_RECV_CALLS):
             try:
-                data = self.sock.recv(_RECV)
+                data = sock.recv(_RECV)
             except OSError as e:
                 if e.args[0] in _AGAIN:
                     return

@@ -35,7 +35,8 @@ class Config:
         self.settings = settings_mod.defaults(DEFAULT_MODE)
         self.brightness = DEFAULT_BRIGHTNESS
         self.error = None
-        self.net = None  # {key: text} of NET_KEYS when the clock is on Wi-Fi
+        self.net = {}  # {key: text} of NET_KEYS when the clock is on Wi-Fi, else None
+        self.net = None
 
 
 def _fail(cfg, default_clock, message):
@@ -50,6 +51,7 @@ def parse(text, default_clock, name="hallclock.cfg"):
     if text is None:
         return cfg
     pairs = []
+    net = {}
     lineno = 0
     for raw in text.split("\n"):
         lineno += 1
@@ -78,20 +80,19 @@ def parse(text, default_clock, name="hallclock.cfg"):
                              "%s:%d: brightness %r is not 0-7" % (name, lineno, value))
             cfg.brightness = int(value)
         elif key in NET_KEYS:
-            if cfg.net is None:
-                cfg.net = {}
-            cfg.net[key] = value
+            net[key] = value
         else:
             pairs.append((lineno, key + "=" + value))
-    if cfg.net is not None:
-        missing = [k for k in NET_KEYS if k not in cfg.net]
+    if net:
+        missing = [k for k in NET_KEYS if k not in net]
         if missing:
             return _fail(cfg, default_clock, "%s: the hall network needs %s too" % (
                 name, ", ".join(missing)))
-        host, _, port = cfg.net["broker"].rpartition(":")
+        host, _, port = net["broker"].rpartition(":")
         if not host or not port.isdigit():
             return _fail(cfg, default_clock, "%s: broker %r is not HOST:PORT" % (
-                name, cfg.net["broker"]))
+                name, net["broker"]))
+        cfg.net = net
     try:
         cfg.settings = settings_mod.parse(cfg.mode, [p for _n, p in pairs])
     except ValueError as e:
