@@ -20,7 +20,7 @@ import tty
 
 from hallclock_fw import settings as settings_mod
 
-from .errors import BadInput, LinkError
+from .errors import BadInput, HallclockError, LinkError
 from .transport import read_fd
 from .vdev.runner import DONE, RUNNING, Runner
 
@@ -136,8 +136,12 @@ def check_settings(mode, pairs):
 
 
 def simulate(actions, mode, values, out, clock="virtual-1", interpreter="cpython",
-             period=None, start_ticks=0, timeout_s=600.0, restore=False):
+             period=None, start_ticks=0, timeout_s=600.0, restore=False, heap_kib=None,
+             romfs=None, figures=None, gc_policy="firmware"):
     """Scenario -> virtual device -> pty -> real host logger -> ``out``."""
+    if interpreter == "micropython-unix":
+        return _simulate_unix(actions, mode, values, out, clock, period, start_ticks,
+                              timeout_s, restore, heap_kib, romfs, figures, gc_policy)
     from .logger import Logger
     from .transport import pty_pair
 
@@ -154,6 +158,8 @@ def simulate(actions, mode, values, out, clock="virtual-1", interpreter="cpython
         logger.run(stop=lambda: not device.is_alive(), max_s=timeout_s)
         device.halt = True
         device.join(timeout=10)
+        if isinstance(device.error, HallclockError):
+            raise device.error
         if device.error is not None:
             raise LinkError(f"the virtual device failed: {device.error!r}") from device.error
         if not device.result or not logger.all_ended():
@@ -169,4 +175,42 @@ def simulate(actions, mode, values, out, clock="virtual-1", interpreter="cpython
         close = getattr(runner, "close", None)
         if close is not None:
             close()
+    return logger.writer.count
+
+
+def _simulate_unix(actions, mode, values, out, clock, period, start_ticks, timeout_s,
+                   restore, heap_kib, romfs, figures, gc_policy="firmware"):
+    """The device as its own MicroPython unix-port process on the pty's
+    device end (handed over as a file descriptor); ``figures``, a dict, gets
+    the process's heap figures."""
+    from .logger import Logger
+    from .mpunix import UnixDevice
+    from .transport import pty_pair
+
+    master, slave, path = pty_pair()
+    os.set_blocking(master, False)
+    device = UnixDevice(mode, values, actions, master, clock=clock, start_ticks=start_ticks,
+                        period=period, heap_kib=heap_kib, romfs=romfs,
+                        account=figures is not None, pass_fds=(master,),
+                        gc_policy=gc_policy)
+    logger = Logger([path], out, restore=restore)
+    try:
+        logger.open()
+        device.start()
+        logger.run(stop=lambda: not device.is_alive(), max_s=timeout_s)
+        device.stop()
+        got = device.finish()
+        if figures is not None and got:
+            figures.update(got)
+        if not logger.all_ended():
+            raise LinkError("the simulation did not finish: the log has no 'end' "
+                            f"after {timeout_s:.0f} s")
+    finally:
+        device.stop()
+        logger.close()
+        for fd in (master, slave):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
     return logger.writer.count
