@@ -382,3 +382,53 @@ class NetDeviceThread(threading.Thread):
                                      stop=lambda: self.halt, after_pass=self.after_pass)
         except BaseException as exc:  # surfaced by the caller
             self.error = exc
+
+
+# -- the same virtual clock inside the MicroPython unix port ---------------------
+NET_HEAP_EXTRA_KIB = 24  # the MQTT client's buffers and the sockets' objects
+
+
+def unix_device(address, hall, clock, creds, mode, values, actions, sid, silence_s=30.0,
+                heap_kib=None):
+    """``device --broker --interpreter micropython-unix``: the firmware's
+    NetLink and MQTT client on the unix port's own sockets, in its own
+    process (``hallclock.vdev.netpump.main``).  Returns the Popen and the
+    scenario file to remove once it exited."""
+    import json
+    import subprocess
+    import tempfile
+
+    from . import mpunix
+    plain = [a.as_tuple() if hasattr(a, "as_tuple") else tuple(a) for a in actions]
+    fd, scenario = tempfile.mkstemp(prefix="hallclock-net-", suffix=".json")
+    with os.fdopen(fd, "w") as f:
+        json.dump({"mode": mode, "settings": dict(values), "actions": plain}, f)
+    code = ("from hallclock.vdev.netpump import main\n"
+            "main(%r, %r, %d, %r, %r, %r, %r, %r, %d)\n" % (
+                scenario, address[0], address[1], hall, clock, creds["user"],
+                creds["password"], sid, int(silence_s * 1000)))
+    env = dict(os.environ)
+    env["MICROPYPATH"] = str(mpunix.device_tree())
+    heap = mpunix.vm_heap_bytes(heap_kib) + NET_HEAP_EXTRA_KIB * 1024
+    proc = subprocess.Popen([mpunix.binary(), "-X", "heapsize=%d" % heap, "-c", code],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+    return proc, scenario
+
+
+def run_unix_device(*args, **kw):
+    """Run :func:`unix_device` to its end; raises HallclockError on failure."""
+    from .errors import HallclockError
+    silence_s = kw.get("silence_s", 30.0)
+    proc, scenario = unix_device(*args, **kw)
+    try:
+        out, err = proc.communicate()
+    finally:
+        os.unlink(scenario)
+    if proc.returncode == 3:
+        raise HallclockError(f"no host contact for {silence_s:g} s on the broker; events not "
+                             "acknowledged were not delivered (is 'hallclock log --broker' "
+                             "running?)")
+    if proc.returncode != 0:
+        last = [ln for ln in (err + out).strip().splitlines() if ln.strip()]
+        raise HallclockError("the MicroPython unix device failed: " +
+                             (last[-1] if last else f"exit status {proc.returncode}"))

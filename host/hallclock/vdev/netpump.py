@@ -17,6 +17,7 @@ import select
 import socket
 import time
 
+from hallclock_fw import protocol
 from hallclock_fw.core.timing import ticks_add, ticks_diff
 from hallclock_fw.netlink import NetLink
 
@@ -67,6 +68,23 @@ def _wait(net, ms):
     p.poll(ms)
 
 
+def _feed(runner, net, buf, acked):
+    """Move the host's frames to the device; the newest seq they acknowledge."""
+    n = net.readinto(buf)
+    data = bytes(buf[:n])
+    runner.feed(data)
+    start = 0
+    while True:
+        nl = data.find(b"\n", start)
+        if nl < 0:
+            return acked
+        if data[start:start + 2] == b"A ":
+            tokens = protocol.check(protocol.unframe(data[start:nl + 1]))
+            if tokens is not None and int(tokens[2]) > acked:
+                acked = int(tokens[2])
+        start = nl + 1
+
+
 def pump(runner, net, silence_ms=SILENCE_MS, ack_wait_ms=50, connect_ms=SILENCE_MS,
          stop=None, after_pass=None):
     """Run ``runner`` over ``net`` until the host has every event (True) or
@@ -83,29 +101,41 @@ def pump(runner, net, silence_ms=SILENCE_MS, ack_wait_ms=50, connect_ms=SILENCE_
     last_contact = ticks_ms()
     last_real = last_contact
     status = RUNNING
-    seen = 0
+    acked = 0  # the newest event the host's A frames covered
+    seen = 0  # the newest event already waited for
     while True:
         if stop is not None and stop():
             return False
         out = runner.take_output()
         if out:
             net.write(out)
-        now = ticks_ms()
-        net.service(now)
+        net.service(ticks_ms())
         got = False
         if net.inbox:
-            n = net.readinto(buf)
-            runner.feed(bytes(buf[:n]))
+            acked = _feed(runner, net, buf, acked)
             got = True
         seq = runner.last_seq()
-        fresh = seq != seen
-        seen = seq
-        if not got and (status != RUNNING or (fresh and runner.pending())):
-            _wait(net, ack_wait_ms if status == RUNNING else 20)
+        if seq < acked:
+            acked = 0  # a new session (reboot): its numbers start again
+        if status == RUNNING and seq != seen and seq > acked and runner.pending():
+            seen = seq
+            # pace simulated time on the host: wait (real time) for the ack
+            # of this pass's events before moving on
+            until = ticks_add(ticks_ms(), ack_wait_ms)
+            while acked < seq:
+                left = ticks_diff(until, ticks_ms())
+                if left <= 0:
+                    break
+                _wait(net, left)
+                net.service(ticks_ms())
+                if net.inbox:
+                    acked = _feed(runner, net, buf, acked)
+                    got = True
+        elif not got and status != RUNNING:
+            _wait(net, 20)
             net.service(ticks_ms())
             if net.inbox:
-                n = net.readinto(buf)
-                runner.feed(bytes(buf[:n]))
+                acked = _feed(runner, net, buf, acked)
                 got = True
         now = ticks_ms()
         if got:
@@ -175,3 +205,27 @@ def paced_pump(runner, net, t0, speed, stop=None, silence_ms=SILENCE_MS):
             if now < target:
                 runner.ms = now  # woken by the host: a pass now
             status = runner.step()
+
+
+def main(scenario, host, port, hall, clock, user, password, sid, silence_ms=SILENCE_MS):
+    """The device on the network inside the MicroPython unix port (its own
+    process): the scenario from a JSON file, the firmware's NetLink on the
+    unix port's own sockets.  Exit 0 once the host has every event, 3 after
+    ``silence_ms`` without host contact."""
+    import json
+    import sys
+
+    from .runner import Runner
+    with open(scenario) as f:
+        spec = json.load(f)
+    settings = {}
+    for key, value in spec["settings"].items():  # JSON has lists where settings hold tuples
+        settings[key] = tuple(value) if isinstance(value, list) else value
+    actions = [(a[0], a[1], tuple(a[2]) if isinstance(a[2], list) else a[2])
+               for a in spec["actions"]]
+    runner = Runner(spec["mode"], settings, actions, clock=clock, sid=sid)
+    net = NetLink(hall, clock, user, password, opener(host, port), ticks_ms)
+    ok = pump(runner, net, silence_ms=silence_ms, connect_ms=silence_ms)
+    net.close()
+    if not ok:
+        sys.exit(3)
