@@ -335,7 +335,11 @@ class _TlsSocket:
             raise OSError(errno.EAGAIN, "tls") from None
 
     def fileno(self):
-        return self.raw.fileno()
+        return (self.tls or self.raw).fileno()
+
+    def pending(self):
+        """Bytes TLS has decrypted already (a poll on the socket does not see them)."""
+        return self.tls.pending() if self.tls is not None else 0
 
     def close(self):
         (self.tls or self.raw).close()

@@ -30,9 +30,9 @@ def make_ca(folder, host):
         alt = f"IP:{host},DNS:localhost,IP:127.0.0.1"
     except ValueError:
         alt = f"DNS:{host},DNS:localhost,IP:127.0.0.1"
-    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key",
+    _openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "ca.key",
              "-out", "ca.crt", "-days", str(DAYS), "-subj", "/CN=hallclock hall CA", cwd=folder)
-    _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out",
+    _openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "server.key", "-out",
              "server.csr", "-subj", f"/CN={host}", cwd=folder)
     with open(os.path.join(folder, "ext.cnf"), "w") as f:
         f.write(f"subjectAltName={alt}\n")

@@ -59,6 +59,9 @@ def make_link(host, port, hall, clock, creds):
 def _wait(net, ms):
     """Sleep up to ``ms`` or until the broker sends something."""
     sock = net.client.sock
+    pending = getattr(sock, "pending", None)  # a TLS socket's decrypted bytes
+    if pending is not None and pending():
+        return
     if sock is None or ms <= 0:
         if ms > 0:
             time.sleep(ms / 1000)
