@@ -14,6 +14,7 @@ build one on fake pins), so this module never imports ``machine``:
     hw.session_id()     8 hex digits, new at every power-on
     hw.console(text)    a line for a person on the USB console (not on the tick path)
     hw.set_brightness(level)
+    hw.use_network(cfg)  optional: hw.uart becomes the hall-network link (hw/wifi.py)
 
 Garbage collection happens at moments the loop chooses (docs/micropython.md,
 "GC at our moments"): ``gc_setup`` at boot reserves the emergency exception
@@ -132,6 +133,8 @@ def start(hw):
         now = hw.ticks_ms()
     if cfg.error is not None:
         hw.console("hallclock: " + cfg.error + " (using the defaults)")
+    if cfg.net is not None and hasattr(hw, "use_network"):
+        hw.use_network(cfg)  # the hall network (Wi-Fi) instead of the USB serial link
     app = make_app(hw.panel, hw.uart, cfg.mode, cfg.settings, cfg.clock, hw.session_id(), now)
     if cfg.error is not None:
         hw.panel.signal(EV_REFUSED, -1, 0, 0, now)  # audible: the file was not used
