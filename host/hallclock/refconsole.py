@@ -5,8 +5,9 @@ The grid (read-only, may be open to anyone on the hall's network): per table
 the clock, mode, whose time runs, the time left, the move, the warnings given
 in this move, overtime (red), paused, finished, and the link (lost, with the
 time the clock was last heard).  The times are the host's model of each clock
-(clockstate: the records replayed), computed by the server at every poll; the
-page shows the server's texts and computes no time of its own.
+(hallclock.model: the records replayed into the firmware's own core), asked by
+the server at every poll: the time left is the digits the clock's own display
+shows.  The page shows the server's texts and computes no time of its own.
 
 A table's detail: its moves as ``hallclock report`` shows them, and its pauses,
 each of which the referee can tag with a reason (challenge, STOP, dispute,
@@ -28,9 +29,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
 from . import report
-from .clockstate import Hall, clock_text, epoch_of
 from .errors import BadInput
 from .logfile import LogWriter, host_time, read_records
+from .model import Clocks, epoch_of
+from .modes import clock_text
 from .roundreport import REASON_TEXT, REASONS, REFEREE_CLOCK, _restart_rule, referee_log_of
 
 WEB = os.path.join(os.path.dirname(__file__), "web", "console")
@@ -63,7 +65,8 @@ class RoundTail:
         self.lock = threading.Lock()
         self.offset = 0
         self.partial = b""
-        self.hall = Hall()
+        self.clocks = Clocks()
+        self.warnings = {}  # clock -> left_s of the warnings given in the move in progress
         self.last_heard = {}  # clock -> host_time of its newest record
         self.rounds = {}  # clock -> round of its newest tagged record
         self.power_lost = {}  # clock -> True after a power_loss until its next record
@@ -93,7 +96,12 @@ class RoundTail:
                 continue
             name = str(rec["clock"])
             at = epoch_of(rec.get("host_time"))
-            self.hall.feed(rec, at if at is not None else self.wall())
+            self.clocks.feed(rec, at if at is not None else self.wall())
+            ev = rec.get("event")
+            if ev in ("turn", "dup_start", "boot"):
+                self.warnings[name] = []
+            elif ev == "warn" and rec.get("left_s") is not None:
+                self.warnings.setdefault(name, []).append(rec["left_s"])
             self.last_heard[name] = rec.get("host_time")
             if isinstance(rec.get("round"), int):
                 self.rounds[name] = rec["round"]
@@ -117,34 +125,46 @@ def grid(tail, now):
     """The JSON the grid shows."""
     with tail.lock:
         tail.update()
-        hall = tail.hall
         links, note = _links(tail.path, now)
         tables = []
-        for name in hall.order:
-            s = hall.clocks[name]
-            status = s.status(now)
-            left = s.left_ms(now)
-            link = links.get(name, {})
-            lost = link.get("state") == "lost" or tail.power_lost.get(name, False)
-            over = status == "overtime" or (s.expired and s.running)
-            finished = s.ended or s.playout == "over"
-            row = {
-                "clock": name, "mode": s.mode, "round": tail.rounds.get(name),
-                "player": s.player if (s.running or s.paused) else None,
-                "left": clock_text(left) if left is not None and (s.running or s.paused or s.move)
-                else "–",
-                "move": s.move, "warnings": [w for w in s.warnings if w is not None],
-                "overtime": bool(over), "paused": bool(s.paused), "finished": bool(finished),
-                "status": "lost" if lost else ("finished" if finished else status),
-                "lost": bool(lost), "last_heard": _day(tail.last_heard.get(name)),
-                "playout": s.playout, "expired": bool(s.expired),
-            }
-            rl = s.round_left_ms(now)
-            row["round_left"] = clock_text(max(0, rl)) if rl is not None else None
-            tables.append(row)
+        for c in tail.clocks:
+            if c.name == REFEREE_CLOCK:
+                continue
+            tables.append(_row(tail, c, c.face(now), links.get(c.name, {})))
         return {"log": os.path.basename(tail.path), "tables": tables, "note": note,
                 "exists": os.path.exists(tail.path), "reasons":
                 [{"key": k, "text": REASON_TEXT[k]} for k in REASONS]}
+
+
+def _row(tail, c, f, link):
+    """One table of the grid, from the model's face of the clock now."""
+    name = c.name
+    lost = link.get("state") == "lost" or tail.power_lost.get(name, False)
+    row = {"clock": name, "mode": c.model.mode if c.model else "?",
+           "round": tail.rounds.get(name), "last_heard": _day(tail.last_heard.get(name)),
+           "lost": bool(lost), "warnings": list(tail.warnings.get(name, []))}
+    if f is None:  # a session the model could not take (a bad boot record)
+        row.update({"player": None, "left": "–", "move": None, "overtime": False,
+                    "paused": False, "finished": False, "playout": None, "round_left": None,
+                    "status": "lost" if lost else "unknown", "error": c.error})
+        return row
+    facts = f.facts or {}
+    playout = facts.get("playout")
+    finished = bool(f.ended or playout == "over")
+    side = 1 if f.player == "B" else 0
+    left = f.displays[side].strip() or "–"
+    if not (f.running or f.paused or f.move):
+        left = "–"
+    rl = facts.get("round_left_ms")
+    row.update({
+        "player": f.player if (f.running or f.paused) else None, "left": left,
+        "move": f.move, "overtime": bool(f.overtime and not f.ended), "paused": bool(f.paused),
+        "finished": finished, "playout": playout,
+        "round_left": clock_text(max(0, rl)) if isinstance(rl, int) and
+        facts.get("round_started") else None,
+        "status": "lost" if lost else "finished" if finished else "paused" if f.paused else
+        "overtime" if f.overtime else "running" if f.running else "idle"})
+    return row
 
 
 def detail(log, clock):
