@@ -30,10 +30,12 @@ import time
 from hallclock_fw import protocol
 from hallclock_fw.events import BTN_GONG, BTN_START
 
+from .model import epoch_of
 from .roundreport import referee_log_of
 
 RETRY_S = 1.0
 TRIES = 5
+LINKS_EVERY_S = 1.0  # the link status file for the console is rewritten this often
 
 
 def round_frame(number, elapsed_ms):
@@ -65,6 +67,12 @@ class RoundControl:
         self.ref_partial = b""
         self.begun_wall = wall()
         self.log = []  # lines for the operator
+        self.links_path = None
+        if log_path:
+            stem = log_path[:-6] if log_path.endswith(".jsonl") else log_path
+            self.links_path = stem + ".links.json"  # refconsole.links_file_of
+        self.links_next = 0.0
+        self.port_of = {}  # clock -> index of the port it spoke on last
         for i, link in enumerate(self.links):
             link.on_record = self._hook(i, link.on_record)
 
@@ -77,6 +85,7 @@ class RoundControl:
 
     def _record(self, index, record):
         key = (index, record.get("clock"), record.get("session"))
+        self.port_of[record.get("clock")] = index
         seen = self.sessions.get(key)
         if seen is None:
             seen = self.sessions[key] = _Seen()
@@ -120,6 +129,7 @@ class RoundControl:
         """Timers: the round number to clocks that do not have it yet; the
         console's actions."""
         self._referee_actions()
+        self._write_links()
         if self.started_at is None:
             return
         now = self.time()
@@ -133,6 +143,30 @@ class RoundControl:
                                 f"started {self.elapsed_ms() / 1000:.1f} s ago")
             seen.tries += 1
             seen.next_try = now + RETRY_S
+
+    def _write_links(self):
+        """The state of every clock's port for the console (a state file,
+        replaced whole; the log itself is never rewritten)."""
+        if self.links_path is None:
+            return
+        now = self.time()
+        if now < self.links_next:
+            return
+        self.links_next = now + LINKS_EVERY_S
+        from .logfile import host_time
+        clocks = {}
+        for clock, index in self.port_of.items():
+            port = self.ports[index]
+            clocks[str(clock)] = {"port": port.path,
+                                  "state": "connected" if port.state == "connected" else "lost"}
+        tmp = self.links_path + ".tmp"
+        try:
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump({"written": host_time(), "round": self.number,
+                           "started": self.started_at is not None, "clocks": clocks}, f)
+            os.replace(tmp, self.links_path)
+        except OSError:
+            pass  # the console then says the round process is not running
 
     def missing(self):
         """Clocks heard whose current session never took the round."""
@@ -165,7 +199,8 @@ class RoundControl:
                 continue
             if not isinstance(rec, dict) or rec.get("event") != "referee_action":
                 continue
-            if not isinstance(rec.get("wall"), (int, float)) or rec["wall"] < self.begun_wall:
+            at = epoch_of(rec.get("host_time"))
+            if at is None or at < self.begun_wall:
                 continue  # before this run: done (or refused) by an earlier one
             action = rec.get("action")
             if action == "gong":
