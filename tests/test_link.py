@@ -97,16 +97,18 @@ def test_device_answers_who_and_ignores_noise(tmp_path):
     for t in range(10, 300, 10):  # 64 bytes are read per poll
         dev.poll(t)
     out = uart.take()
-    assert out.startswith(b"H 00000001 t1 scrabble v*")
+    assert out.startswith(b"H 00000001 t1 scrabble v 2*")
     assert dev.bad >= 3  # garbage, the overlong line, the bad CRC
 
 
 def test_restore_frame_reaches_the_app(tmp_path):
     uart = FakeUART()
     dev = DeviceLink(uart, "00000001", "t1", "scrabble", SETTINGS, "v", 0)
-    uart.feed(protocol.restore("scrabble", SETTINGS, 7, 0, 45000))
-    assert dev.poll(10) == CMD_RESTORE or dev.poll(20) == CMD_RESTORE
-    assert dev.restore[3:] == ["7", "0", "45000"]
+    uart.feed(protocol.restore("scrabble", SETTINGS, (7, 0, 45000, 0, 0, -1, -1, 0)))
+    while not dev.poll(10):
+        pass
+    assert dev.next_command() == CMD_RESTORE
+    assert dev.payload[3:] == ["7", "0", "45000", "0", "0", "-1", "-1", "0"]
 
 
 # -- the log file ---------------------------------------------------------------

@@ -4,6 +4,7 @@ stores each exactly once, acknowledges only what is stored, asks for what is
 missing, notices a device that lost power, and can send the game back.
 Uses the firmware's own ``protocol`` module: one frame format
 (docs/protocol.md)."""
+import sys
 import time
 
 from hallclock_fw import protocol, settings as settings_mod
@@ -102,6 +103,8 @@ class HostLink:
         self.on_record = None  # callback(record) for live views, once stored
         self.acks = {}  # sid -> True: sessions to acknowledge after the next flush
         self.stored = []  # records queued since the last send_acks (for on_record)
+        self.refused = {}  # sid -> protocol version this host does not know (not acked)
+        self.say = lambda text: print("hallclock: " + text, file=sys.stderr)
 
     # -- bytes in ------------------------------------------------------------
     def feed(self, data, flush=True):
@@ -165,7 +168,18 @@ class HostLink:
             return
         kind = tokens[0]
         if kind == "H":
-            _h, sid, clock, mode, _version = tokens
+            sid, clock, mode = tokens[1], tokens[2], tokens[3]
+            proto = protocol.hello_proto(tokens)
+            if proto != protocol.PROTO:
+                # a grammar this host does not know: never ack it (the clock keeps
+                # every event), and say so once (docs/protocol.md, "Versions")
+                if sid not in self.refused:
+                    self.refused[sid] = proto
+                    self.say("%s: clock %s speaks protocol %s, this hallclock knows %s; "
+                             "its events are not logged: update hallclock (or the clock's "
+                             "firmware) so they match" % (self.name, clock, proto,
+                                                           protocol.PROTO))
+                return
             s = self.sessions.get(sid)
             if s is None:
                 s = Session(sid, clock, mode)
@@ -179,6 +193,8 @@ class HostLink:
         elif kind == "E":
             sid = tokens[1]
             s = self.sessions.get(sid)
+            if s is None and sid in self.refused:
+                return  # a session in a protocol this host does not know
             if s is None:  # we came in mid-session: who is this?
                 now = self.time()
                 if now - self.asked_who > WHO_ASK_S:
@@ -230,14 +246,15 @@ class HostLink:
             state = game_state(self.writer.session_records(s.clock, old))
             if state is not None and state[0] == s.mode:
                 mode, stext, move, player, left = state
-                s.restore = protocol.restore(mode, stext, move, player, left)
+                # the Scrabble core's snapshot with the round unknown (-1)
+                s.restore = protocol.restore(mode, stext, (move, player, left, 0, 0, -1, -1, 0))
                 # before the ack of the hello: the clock takes it before its first move
                 self.poll()
 
     def _store(self, s, tokens):
         seq, t_ms, name, values, text = catalog.event_fields(tokens)
         record = {"clock": s.clock, "seq": seq, "t_ms": t_ms, "event": name}
-        if name == "boot":
+        if name == "boot" or name == "settings":
             mode, _, stext = (text or "").partition(":")
             record["mode"] = mode
             try:

@@ -21,13 +21,14 @@ from micropython import const
 
 from ..events import (
     BTN_GONG, BTN_PAUSE, BTN_START, EV_ANNOUNCE, EV_DUP_END, EV_DUP_START,
-    EV_GONG, EV_PAUSE, EV_RESUME, GONG_MANUAL, NULL)
+    EV_GONG, EV_PAUSE, EV_RESUME, EV_ROUND, GONG_MANUAL, NULL)
 from .timing import ticks_add, ticks_diff
 
 _IDLE = const(0)  # before the first START
 _RUNNING = const(1)
 _PAUSED = const(2)
 _DONE = const(3)  # the move's time is up; waiting for the next START
+SNAPSHOT = const(3)  # values of a snapshot: (move, left_ms, paused)
 
 
 class DuplicateTimer:
@@ -44,6 +45,8 @@ class DuplicateTimer:
         self.deadline = 0
         self.next_ann = 0  # index into announce_ms of the next announcement due
         self.paused_left = 0
+        self.restored = False
+        self.round_no = 0  # the round the host named (no hall gongs in duplicate)
 
     # -- inputs ---------------------------------------------------------
     def button(self, code, now):
@@ -66,6 +69,62 @@ class DuplicateTimer:
         elif code == BTN_GONG:
             self._emit(EV_GONG, now, GONG_MANUAL, self.move if self.move else NULL, 0, 0)
         # A, B and long presses: nothing (the hall has no player buttons)
+
+    # -- restore (the core interface of modes.py) ---------------------------
+    def fresh(self):
+        return self.state == _IDLE and not self.restored
+
+    def over(self):
+        """Duplicate has no end the clock knows of (I.7): between moves the
+        hall's game still runs."""
+        return False
+
+    def snapshot(self, now, hall_now=None):
+        """(move, left_ms, paused): the move whose countdown runs, stands or
+        ran last, and what is left of it (0 once its time is up)."""
+        return (self.move, self.left_ms(now), 1 if self.state == _PAUSED else 0)
+
+    def restore(self, values, now):
+        """The countdown of the old session's move goes on with the time it
+        had left (announcements already past are not repeated); a move whose
+        time was up waits for the next START.  Only on a fresh timer."""
+        if len(values) != SNAPSHOT or not self.fresh():
+            return False
+        move, left, paused = values
+        if move < 1:
+            return False
+        if left > self.limit_ms:
+            left = self.limit_ms
+        self.restored = True
+        self.move = move
+        if left <= 0:
+            self.state = _DONE
+            self._emit(EV_RESUME, now, NULL, move, 0, 0)
+            return True
+        self.deadline = ticks_add(now, left)
+        ann = self.announce_ms
+        i = 0
+        while i < len(ann) and ann[i] >= left:
+            i += 1
+        self.next_ann = i
+        self.state = _RUNNING
+        self._emit(EV_RESUME, now, NULL, move, left, 0)
+        if paused:
+            self.button(BTN_PAUSE, now)
+        return True
+
+    def round_info(self, now):
+        """(round number, -1): the duplicate hall times no round."""
+        return self.round_no, NULL
+
+    def join_round(self, number, elapsed_ms, now):
+        """The host's round frame: logged (``round``); the duplicate hall has
+        no round gongs of its own."""
+        if self.round_no:
+            return False
+        self.round_no = number if number > 0 else -1
+        self._emit(EV_ROUND, now, number, elapsed_ms, 0, 0)
+        return True
 
     # -- time -----------------------------------------------------------
     def tick(self, now):
