@@ -182,6 +182,7 @@ class LogWriter:
         self.ended = set()  # (clock, session) closed: its end (or power_loss) is stored
         self.ends = set()  # (clock, session) whose end event is stored
         self.latest = {}  # clock -> the session of its newest record
+        self.rounds = {}  # (clock, session) -> the round its records carry
         self.pending = []  # JSON lines queued by add(), stored by flush()
         self.pending_records = []  # their records, in the same order
         self.flushes = 0  # how many write+fsync batches have been stored
@@ -207,6 +208,8 @@ class LogWriter:
         if rec.get("event") == "end":
             self.ends.add(key)
         self.latest[key[0]] = key[1]
+        if isinstance(rec.get("round"), int):
+            self.rounds[key] = rec["round"]  # a restarted logger goes on tagging
 
     def _repair_tail(self):
         """A crash mid-write can leave a last line without its newline; cut it
