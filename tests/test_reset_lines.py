@@ -319,3 +319,12 @@ def test_reset_option_is_documented():
     for doc in ("docs/hardware.md", "docs/host.md"):
         text = open(os.path.join(root, doc)).read()
         assert "--reset" in text and "RTS" in text, doc
+
+
+def test_reset_is_refused_on_the_hall_network(tmp_path, capsys):
+    out = tmp_path / "x.jsonl"
+    rc = cli.main(["log", "--broker", "127.0.0.1:1883", "--hall", "h", "--credentials",
+                   str(tmp_path / "c.json"), "--out", str(out), "--reset"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith("hallclock: --reset is for serial ports")
+    assert len(err.strip().splitlines()) == 1 and not out.exists()
