@@ -265,7 +265,9 @@ def headers():
            "`firmware/hallclock_fw/hw/board.py`. Pins are counted from the antenna end",
            "(pin 1) towards the USB socket, the board seen from the",
            "top with the antenna pointing up; the label is what is printed on the board.",
-           "Check the print on your board: clones differ in print, not in GPIO numbers.", ""]
+           "Check the print on your board: clones differ in print, not in GPIO numbers.",
+           "Sources: Espressif's ESP32-DevKitC V4 user guide (headers J1 and J3) and the",
+           "DOIT ESP32 DevKit V1 pinout (30 pins; no GPIO 6-11, which are the flash).", ""]
     out += ["| signal | GPIO | " + " | ".join(boards) + " |",
             "| --- | --- | " + " | ".join("---" for _ in boards) + " |"]
     for gpio, signal in sorted(by_gpio.items(), key=lambda kv: kv[1]):
