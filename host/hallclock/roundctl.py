@@ -5,16 +5,18 @@ actions from the console.
 ``RoundControl`` hooks into a ``Logger`` (as ``relay.Relay`` does) whose ports
 are all table clocks:
 
-* ``start()`` sends every clock START (a ``C`` frame: the clock gives its start
-  gong and begins its basic time, ČAS 4.1) and the round number (an ``N``
-  frame with 0 ms elapsed: the clock logs a ``round`` event, and from then on
-  the host tags every record of that game with ``round``: hostlink.tag_round).
+* ``start()`` sends every clock ``N <round> 0``: the round starts now, which is
+  the START signal itself (the clock gives its start gong and begins its
+  basic time, ČAS 4.1), and the clock logs a ``round`` event; from then on the
+  host tags every record of that game with ``round`` (hostlink.tag_round).
 * A clock of the round heard without the round (it was off at the start, it
   rebooted, it was plugged in late: a session with no ``round`` event) gets
   ``N <round> <elapsed_ms>``: the round started that long ago, so its ten-minute
   and end gongs come at the hall's times (ČAS 6.1), not from its own start.
   Sent again every ``RETRY_S`` until the session logs ``round`` (at most
-  ``TRIES`` times: a clock that never takes it is named at the end).
+  ``TRIES`` times: a clock that never takes it is named at the end).  A clock
+  whose round had already started without a number (its own START button)
+  refuses it (``refused`` what=round): it is named too, not asked again.
 * The console's START round and GONG arrive as ``referee_action`` records in
   the referee log beside the game log (the console writes them, see
   console.py); only those written after this run began are acted on, each
@@ -28,7 +30,7 @@ import os
 import time
 
 from hallclock_fw import protocol
-from hallclock_fw.events import BTN_GONG, BTN_START
+from hallclock_fw.events import BTN_GONG
 
 from .model import epoch_of
 from .roundreport import referee_log_of
@@ -40,12 +42,13 @@ LINKS_EVERY_S = 1.0  # the link status file for the console is rewritten this of
 
 def round_frame(number, elapsed_ms):
     """The firmware's own frame for 'round N started elapsed_ms ago'."""
-    return protocol.round_number(number, elapsed_ms)
+    return protocol.round_start(number, elapsed_ms)
 
 
 class _Seen:
     def __init__(self):
         self.tagged = False  # the session logged its round event (or carries the round)
+        self.refused = False  # the clock refused the round (its round had started)
         self.tries = 0
         self.next_try = 0.0
 
@@ -94,20 +97,21 @@ class RoundControl:
                 seen.next_try = max(self.time(), self.started_at + RETRY_S)
             if record.get("event") != "boot" and record.get("round") == self.number:
                 seen.tagged = True  # a session we pick up mid-game, already in the round
-        if record.get("event") == "round" and record.get("round") == self.number:
+        ev = record.get("event")
+        if ev == "round" and record.get("round") == self.number:
             seen.tagged = True
+        elif ev == "refused" and record.get("what") == "round" and not seen.tagged:
+            seen.refused = True
 
     # -- actions ------------------------------------------------------------
     def start(self):
-        """START and the round number to every clock (ports with no clock
-        heard yet too: a clock that is there but silent takes them)."""
+        """The round's start (``N <round> 0``) to every clock (ports with no
+        clock heard yet too: a clock that is there but silent takes it)."""
         if self.started_at is not None:
             return False
         self.started_at = self.time()
-        start = protocol.command(BTN_START)
         first = round_frame(self.number, 0)
         for port in self.ports:
-            port.write(start)
             port.write(first)
         for seen in self.sessions.values():
             seen.next_try = self.started_at + RETRY_S
@@ -134,7 +138,7 @@ class RoundControl:
             return
         now = self.time()
         for (index, clock, _sid), seen in self.sessions.items():
-            if seen.tagged or seen.tries >= TRIES or now < seen.next_try:
+            if seen.tagged or seen.refused or seen.tries >= TRIES or now < seen.next_try:
                 continue
             self.ports[index].write(round_frame(self.number, self.elapsed_ms()))
             if seen.tries == 0:
