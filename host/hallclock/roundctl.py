@@ -68,7 +68,7 @@ class RoundControl:
         self.referee_log = referee_log_of(log_path) if log_path else None
         self.ref_offset = None
         self.ref_partial = b""
-        self.begun_wall = wall()
+        self.begun_wall = int(wall() * 1000) / 1000.0  # host_time has whole ms
         self.log = []  # lines for the operator
         self.links_path = None
         if log_path:
@@ -87,36 +87,78 @@ class RoundControl:
         return on_record
 
     def _record(self, index, record):
-        key = (index, record.get("clock"), record.get("session"))
         self.port_of[record.get("clock")] = index
-        seen = self.sessions.get(key)
-        if seen is None:
-            seen = self.sessions[key] = _Seen()
-            if self.started_at is not None:
-                # the start's own N may still be on its way: give it RETRY_S
-                seen.next_try = max(self.time(), self.started_at + RETRY_S)
-            if record.get("event") != "boot" and record.get("round") == self.number:
-                seen.tagged = True  # a session we pick up mid-game, already in the round
+        seen = self._seen(index, record.get("clock"), record.get("session"))
         ev = record.get("event")
         if ev == "round" and record.get("round") == self.number:
             seen.tagged = True
         elif ev == "refused" and record.get("what") == "round" and not seen.tagged:
             seen.refused = True
 
+    def _seen(self, index, clock, sid, tagged=False):
+        key = (index, clock, sid)
+        seen = self.sessions.get(key)
+        if seen is None:
+            seen = self.sessions[key] = _Seen()
+            seen.tagged = tagged
+        return seen
+
+    def _discover(self):
+        """The clock now on each port, from its link: a hello is enough (an
+        idle clock whose events are all stored sends no record)."""
+        for i, link in enumerate(self.links):
+            s = getattr(link, "current", None)
+            if s is None or s.ended:
+                continue
+            self.port_of[s.clock] = i
+            self._seen(i, s.clock, s.sid, tagged=s.round == self.number)
+
+    def live(self):
+        """Port index -> the clock's live session (not ended) on that port."""
+        out = {}
+        for i, link in enumerate(self.links):
+            s = getattr(link, "current", None)
+            if s is not None and not s.ended:
+                out[i] = s
+        return out
+
     # -- actions ------------------------------------------------------------
+    def ask_who(self):
+        """Ask every port who is there (the clocks answer with their hello)."""
+        frame = protocol.who()
+        for port in self.ports:
+            port.write(frame)
+
+    def wait_heard(self, logger, max_s=2.0):
+        """Poll until a clock has spoken on every port (at most ``max_s``)."""
+        self.ask_who()
+        until = time.monotonic() + max_s
+        while time.monotonic() < until and len(self.live()) < len(self.ports):
+            logger.poll(0.02)
+        self._discover()
+
     def start(self):
-        """The round's start (``N <round> 0``) to every clock (ports with no
-        clock heard yet too: a clock that is there but silent takes it)."""
+        """The round's start (``N <round> 0``) to every clock heard; a port
+        with no clock heard yet gets the round when its clock speaks (as a
+        late clock: nothing is left waiting in a line nobody reads)."""
         if self.started_at is not None:
             return False
+        self._discover()
         self.started_at = self.time()
         first = round_frame(self.number, 0)
-        for port in self.ports:
-            port.write(first)
-        for seen in self.sessions.values():
+        live = set()
+        for (index, _clock, _sid), seen in self.sessions.items():
+            if seen.tagged or seen.refused:
+                continue
+            if index not in live:
+                self.ports[index].write(first)
+                live.add(index)
             seen.next_try = self.started_at + RETRY_S
             seen.tries = 1
-        self.log.append(f"round {self.number}: START sent to {len(self.ports)} port(s)")
+        quiet = [p.path for i, p in enumerate(self.ports) if i not in live]
+        self.log.append(f"round {self.number}: START sent to {len(live)} clock(s)"
+                        + (f"; no clock heard yet on {', '.join(quiet)}: told when it speaks"
+                           if quiet else ""))
         return True
 
     def gong(self):
@@ -133,6 +175,7 @@ class RoundControl:
         """Timers: the round number to clocks that do not have it yet; the
         console's actions."""
         self._referee_actions()
+        self._discover()
         self._write_links()
         if self.started_at is None:
             return

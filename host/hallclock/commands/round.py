@@ -51,6 +51,7 @@ def cmd_round_start(args):
     logger = Logger(ports, args.out)
     logger.open()
     control = RoundControl(logger, args.number, log_path=args.out)
+    control.wait_heard(logger)
     if not args.wait:
         control.start()
     else:
