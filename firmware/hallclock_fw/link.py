@@ -22,12 +22,7 @@ _BURST = const(4)  # frames sent per poll at most (events, hellos, gap frames)
 BURST_GAP_MS = const(20)  # wake this soon again while frames wait to be sent
 RESEND_MS = const(1500)  # resend what is unacknowledged after this long without progress
 HELLO_MS = const(5000)  # re-introduce ourselves this often while the host is silent
-QUEUE = const(16)  # host commands kept between two passes of the loop
-TEXTS = const(4)  # settings texts kept for boot/settings events not yet sent
-NO_CMD = const(-1)
-CMD_RESTORE = const(99)  # S: tokens in DeviceLink.payload
-CMD_SETTINGS = const(98)  # K: tokens in DeviceLink.payload
-CMD_ROUND = const(97)  # N: DeviceLink.arg0 = round, arg1 = elapsed_ms
+_QUEUE = const(16)  # host commands kept between two passes of the loop
 
 
 class DeviceLink:
@@ -35,8 +30,9 @@ class DeviceLink:
         self.uart = uart
         self.sid = sid
         self.clock = clock
-        self.mode = mode  # the hello's mode (changes when settings are taken)
-        self.settings_text = settings_text
+        self.mode = mode  # the hello's mode (the app changes it when settings are taken)
+        self.settings_text = settings_text  # ... and the text of a ``settings`` event
+        self.boot_text = mode + ":" + settings_text
         self.version = version
         self.cap = capacity
         self.ring = array("i", bytes(4 * _F * capacity))
@@ -55,21 +51,11 @@ class DeviceLink:
         self.host_seen = False
         self.hello_owed = True  # a hello goes out in the next send, within the budget
         self.gap_owed = False  # a G frame goes out in the next send
-        # the command queue: QUEUE entries of (code, arg0, arg1) and a payload slot
-        self.q = array("i", bytes(4 * 3 * QUEUE))
-        self.q_tokens = [None] * QUEUE
+        # the command queue: a button code (int) or the tokens of S, K, N
+        self.q = [None] * _QUEUE
         self.q_head = 0  # next entry to hand out
         self.q_len = 0
-        self.dropped = 0  # commands dropped because the queue was full
-        self.arg0 = 0  # of the command next_command returned last
-        self.arg1 = 0
-        self.payload = None
-        # settings texts carried by boot (generation 0) and settings events
-        self.texts = [None] * TEXTS
-        self.text_gen = array("i", [-1] * TEXTS)
-        self.gen = 0
-        self.texts[0] = mode + ":" + settings_text
-        self.text_gen[0] = 0
+        self.maintenance = False  # the host asked for the console (M frame)
 
     # -- events ------------------------------------------------------------
     def emit(self, t_ms, code, v0, v1, v2, v3):
@@ -92,24 +78,6 @@ class DeviceLink:
         r[i + 5] = v2
         r[i + 6] = v3
 
-    def new_settings(self, mode, settings_text):
-        """Settings taken (K, or S with other settings): the hello names the new
-        mode from now on.  Returns the text generation the ``settings`` event
-        carries in v0 (its text is kept for the last TEXTS generations)."""
-        self.mode = mode
-        self.settings_text = settings_text
-        self.gen += 1
-        slot = self.gen % TEXTS
-        self.texts[slot] = mode + ":" + settings_text
-        self.text_gen[slot] = self.gen
-        return self.gen
-
-    def _text(self, gen):
-        slot = gen % TEXTS
-        if self.text_gen[slot] == gen:
-            return self.texts[slot]
-        return "?"  # overwritten by TEXTS later settings before the host stored it
-
     def all_acked(self):
         return self.acked >= self.seq
 
@@ -126,8 +94,10 @@ class DeviceLink:
         i = (seq % self.cap) * _F
         text = None
         code = r[i + 2]
-        if code == EV_BOOT or code == EV_SETTINGS:
-            text = self._text(r[i + 3])
+        if code == EV_BOOT:
+            text = self.boot_text
+        elif code == EV_SETTINGS:  # the settings as they stand (docs/protocol.md)
+            text = self.mode + ":" + self.settings_text
         self.uart.write(protocol.event(self.sid, seq, r[i + 1], code, r[i + 3],
                                        r[i + 4], r[i + 5], r[i + 6], text))
 
@@ -150,33 +120,22 @@ class DeviceLink:
         return self.q_len
 
     def next_command(self):
-        """The oldest queued command (a button code, CMD_*), or NO_CMD.  Its
-        values are in ``arg0``/``arg1`` (N) or ``payload`` (S, K tokens)."""
+        """The oldest queued command, or None: a button code (``C``), or the
+        tokens (list of str) of an ``S``, ``K`` or ``N`` frame."""
         if not self.q_len:
-            return NO_CMD
+            return None
         h = self.q_head
-        i = h * 3
-        q = self.q
-        self.arg0 = q[i + 1]
-        self.arg1 = q[i + 2]
-        self.payload = self.q_tokens[h]
-        self.q_tokens[h] = None
-        self.q_head = (h + 1) % QUEUE
+        cmd = self.q[h]
+        self.q[h] = None
+        self.q_head = (h + 1) % _QUEUE
         self.q_len -= 1
-        return q[i]
+        return cmd
 
-    def _queue(self, code, a0, a1, tokens):
-        if self.q_len >= QUEUE:
-            self.dropped += 1
-            self.bad += 1
+    def _queue(self, cmd):
+        if self.q_len >= _QUEUE:
+            self.bad += 1  # cannot happen at 64 bytes read per pass; counted if it does
             return
-        k = (self.q_head + self.q_len) % QUEUE
-        i = k * 3
-        q = self.q
-        q[i] = code
-        q[i + 1] = a0
-        q[i + 2] = a1
-        self.q_tokens[k] = tokens
+        self.q[(self.q_head + self.q_len) % _QUEUE] = cmd
         self.q_len += 1
 
     def send(self, now):
@@ -253,15 +212,12 @@ class DeviceLink:
         elif kind == "C":
             code = protocol.to_int(tokens[1])
             if 0 <= code <= 4:
-                self._queue(code | (LONG if tokens[2] == "1" else 0), 0, 0, None)
+                self._queue(code | (LONG if tokens[2] == "1" else 0))
             else:
                 self.bad += 1
-        elif kind == "S":
-            self._queue(CMD_RESTORE, 0, 0, tokens)
-        elif kind == "K":
-            self._queue(CMD_SETTINGS, 0, 0, tokens)
-        elif kind == "N":
-            self._queue(CMD_ROUND, protocol.to_int(tokens[1]), protocol.to_int(tokens[2]),
-                        None)
+        elif kind == "S" or kind == "K" or kind == "N":
+            self._queue(tokens)
+        elif kind == "M":
+            self.maintenance = True  # the loop hands the console back (hw/device.py)
         else:
             self.bad += 1  # a device frame echoed back, or one not meant for us

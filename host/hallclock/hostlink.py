@@ -172,7 +172,7 @@ class HostLink:
         kind = tokens[0]
         if kind == "H":
             sid, clock, mode = tokens[1], tokens[2], tokens[3]
-            proto = protocol.hello_proto(tokens)
+            proto = tokens[5] if len(tokens) > 5 else "1"  # none: the first grammar
             if proto != protocol.PROTO:
                 # a grammar this host does not know: never ack it (the clock keeps
                 # every event), and say so once (docs/protocol.md, "Versions")
@@ -261,7 +261,7 @@ class HostLink:
             mode, _, stext = (text or "").partition(":")
             record["mode"] = mode
             try:
-                record["settings"] = settings_mod.to_json(
+                record["settings"] = catalog.settings_json(
                     mode, settings_mod.parse_text(mode, stext))
             except ValueError:
                 record["settings"] = {"raw": stext}

@@ -64,6 +64,7 @@ from hallclock_fw.hw.panel import Panel
 
 from . import catalog
 from . import modes as host_modes
+from .modes import clock_text
 
 # every input a core can get from the panel or a C frame, in the order tried
 INPUTS = tuple(range(len(BUTTON_NAMES))) + tuple(b | LONG for b in range(len(BUTTON_NAMES)))
@@ -412,17 +413,34 @@ def same(emitted, rec):
     return True
 
 
-def describe(rec):
-    """One short line for a record: 'turn A move 3 t=12000'."""
-    parts = [str(rec.get("event"))]
-    for key in ("kind", "player", "move", "step"):
-        if rec.get(key) is not None:
-            parts.append("%s=%s" % (key, rec[key]))
-    for key in ("limit_ms", "bank_ms", "used_ms", "left_s"):
-        if rec.get(key) is not None:
-            parts.append("%s=%s" % (key, rec[key]))
-    parts.append("t=%s" % (rec.get("t_ms"),))
+def record_text(rec):
+    """One short human line for a record: 'turn A move 3 limit 2:00'."""
+    ev = rec.get("event", "?")
+    parts = [str(ev)]
+    if rec.get("kind"):
+        parts.append(str(rec["kind"]))
+    if rec.get("player"):
+        parts.append(str(rec["player"]))
+    if rec.get("move") is not None and ev not in ("boot", "end"):
+        parts.append("move %s" % (rec["move"],))
+    if ev == "boot":
+        parts.append(str(rec.get("mode", "?")))
+    for key, label in (("limit_ms", "limit"), ("bank_ms", "bank"), ("used_ms", "used"),
+                       ("break_ms", "break")):
+        if isinstance(rec.get(key), int):
+            parts.append("%s %s" % (label, clock_text(rec[key])))
+    if rec.get("left_s") is not None:
+        parts.append("%s s left" % (rec["left_s"],))
+    if rec.get("step"):
+        parts.append(str(rec["step"]))
+    if ev == "gap":
+        parts.append("missing %s" % (rec.get("missing"),))
     return " ".join(parts)
+
+
+def describe(rec):
+    """A record or a core's event with its device time: 'turn A move 3 limit 2:00 at t=12000'."""
+    return "%s at t=%s" % (record_text(rec), rec.get("t_ms"))
 
 
 # -- every clock of a log ------------------------------------------------------------
@@ -443,6 +461,9 @@ class ClockModel:
         self.error = None  # why the session could not be modelled (bad boot)
         self.previous = None  # the model of the session before (power loss)
         self.port = None
+        # what the session said to the hall, as logged (host epoch s or None)
+        self.gongs = []  # (t_ms, kind, move, epoch)
+        self.announcements = []  # (t_ms, move, left_s, epoch)
 
     def feed(self, rec, host_now):
         self.records += 1
@@ -466,6 +487,8 @@ class ClockModel:
             self.last_t = t if isinstance(t, int) else 0
             self.last_at = host_now
             self.epoch_offset = None
+            self.gongs = []
+            self.announcements = []
             self._epoch(rec)
             return self
         if self.session is not None and sid is not None and sid != self.session:
@@ -476,6 +499,11 @@ class ClockModel:
                 return self
         if self.model is not None:
             self.model.feed(rec)
+        if ev == "gong":
+            self.gongs.append((t, rec.get("kind"), rec.get("move"), epoch_of(rec.get("host_time"))))
+        elif ev == "announce":
+            self.announcements.append((t, rec.get("move"), rec.get("left_s"),
+                                       epoch_of(rec.get("host_time"))))
         if isinstance(t, int) and (self.last_t is None or t >= self.last_t):
             self.last_t = t
             self.last_at = host_now
@@ -500,7 +528,7 @@ class ClockModel:
         m = self.model
         if (m is not None and m.ended) or host_now is None or self.last_at is None:
             return self.last_t
-        return self.last_t + max(0, int((host_now - self.last_at) * 1000))
+        return self.last_t + max(0, int(round((host_now - self.last_at) * 1000)))
 
     def face(self, host_now):
         if self.model is None:

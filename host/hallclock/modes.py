@@ -11,14 +11,16 @@ words them.
 """
 from hallclock_fw import protocol
 from hallclock_fw.core.timing import ticks_diff
+from hallclock_fw.display import shown_s
 
 from .catalog import PLAYERS, PLAYOUT_STEPS
 
 
 def clock_text(ms, tenths=False):
-    """Milliseconds as text the way a clock display counts them: 1:59 (time
-    left rounds up: a second shows until it has fully passed), -0:04
-    (overtime counts up); with ``tenths`` the exact time, 0:05.3."""
+    """Milliseconds as text the way a clock display counts them, with the
+    firmware's own rounding (``display.shown_s``): 1:59 (time left rounds up:
+    a second shows until it has fully passed), -0:04 (overtime counts up);
+    with ``tenths`` the exact time, 0:05.3."""
     if ms is None:
         return "--:--"
     neg = ms < 0
@@ -27,14 +29,14 @@ def clock_text(ms, tenths=False):
         s, rest = divmod(a, 1000)
         text = "%d:%02d.%d" % (s // 60, s % 60, rest // 100)
     else:
-        s = a // 1000 if neg else (a + 999) // 1000
+        s = abs(shown_s(ms))
         text = "%d:%02d" % (s // 60, s % 60)
     return ("-" + text) if neg else text
 
 
 def display_text(text):
     """A 4-digit display's text (' 1:59', 'P- 1') without the leading blank."""
-    return text.strip() or "    "
+    return text.strip()
 
 
 def minutes(n):
@@ -50,6 +52,7 @@ class ModeView:
     restorable = False
     # the report's columns for a move of this mode (hallclock.report)
     move_columns = ("move", "player", "used", "warnings", "overtime")
+    overtime_word = "OVERTIME"  # what the live view calls core.overtime()
 
     # -- read from the core -------------------------------------------------
     def facts(self, core, now):
@@ -79,13 +82,18 @@ class ModeView:
         """Who the 'time runs' column names."""
         return face.player or "–"
 
-    def left(self, face):
-        """The 'left' column: the time that runs (or stands)."""
-        return clock_text(face.left_ms)
-
     def detail(self, face):
-        """Short words for the 'state' column (play-out, banks, ...)."""
-        return ""
+        """The 'state' column's words: [(text, kind)], kind 'warn', 'alert',
+        'info' or 'dim' (the live view styles them)."""
+        return []
+
+    def warned(self, face):
+        """True when the running time is in its warning zone."""
+        return False
+
+    def plain_left(self, face):
+        """What a plain log line says of the time: '1:59 left'."""
+        return "%s left" % clock_text(face.left_ms)
 
     # -- the hall display (hallclock.projector) ---------------------------------
     def hall(self, clock, face, now_epoch):
@@ -98,10 +106,14 @@ class ScrabbleView(ModeView):
     name = "scrabble"
     restorable = True
 
+    overtime_word = "OVERTIME"  # the limit ran out; the display counts the overtime up
+
     def facts(self, core, now):
         r = core.round
         step = r.step
-        return {"round_left_ms": r.left_ms(now), "round_started": r.started,
+        return {"warned_s": tuple(w // 1000 for w in core.warn_ms[:core.next_warn])
+                if core.move else (),
+                "round_left_ms": r.left_ms(now), "round_started": r.started,
                 "round_ms": r.round_ms, "round_warn_ms": r.warn_ms,
                 "playout": PLAYOUT_STEPS[step] if 0 <= step < len(PLAYOUT_STEPS) else None,
                 "limit_ms": core.limit_ms}
@@ -125,18 +137,19 @@ class ScrabbleView(ModeView):
             return "–"
         return face.player or "–"
 
-    def left(self, face):
-        if face.move is None:
-            return "–"  # no move yet: the full limit stands on both displays
-        return clock_text(face.left_ms)
-
     def detail(self, face):
         f = face.facts
-        if f.get("playout"):
-            return "play-out: " + f["playout"]
-        if f.get("round_started"):
-            return "round " + clock_text(max(0, f["round_left_ms"]))
-        return ""
+        out = []
+        if f["warned_s"] and not face.ended:
+            out.append((" ".join("%ds" % w for w in f["warned_s"]), "warn"))
+        if f["playout"]:
+            out.append(("play-out: " + f["playout"].replace("_", " "), "warn"))
+        elif f["round_started"] and not face.ended:
+            out.append(("round " + clock_text(max(0, f["round_left_ms"])), "dim"))
+        return out
+
+    def warned(self, face):
+        return bool(face.facts["warned_s"])
 
     def hall(self, clock, face, now_epoch):
         f = face.facts
@@ -170,12 +183,16 @@ class DuplicateView(ModeView):
         return "–"
 
     def detail(self, face):
-        return "time is up" if face.facts.get("over") else ""
+        return [("time is up", "info")] if face.facts.get("over") else []
+
+    def warned(self, face):
+        return face.running and face.facts["countdown_ms"] <= 30000
 
     def hall(self, clock, face, now_epoch):
         f = face.facts
         out = {"title": "move %d" % face.move if face.move else "duplicate",
                "left_ms": max(0, f["countdown_ms"]), "running": face.running,
+               "digits": display_text(face.displays[0]),
                "last": f["countdown_ms"] <= 30000}
         if face.paused:
             out["subtitle"] = "time stopped"
@@ -192,6 +209,7 @@ class BackgammonView(ModeView):
     name = "backgammon"
     restorable = True
     move_columns = ("move", "player", "used", "bank", "overtime")
+    overtime_word = "FLAG"  # a bank ran out: the clock stands at 0:00 until reset
 
     def facts(self, core, now):
         banks = (core.bank_left(now, 0), core.bank_left(now, 1))
@@ -229,29 +247,31 @@ class BackgammonView(ModeView):
             return "break " + f["break_player"]
         return face.player or "–"
 
-    def left(self, face):
-        f = face.facts
-        if f["flag"]:
-            return "FLAG %s" % (face.player or "")
-        a, b = f["banks_ms"]
-        return "A %s  B %s" % (clock_text(a), clock_text(b))
-
     def detail(self, face):
         f = face.facts
-        words = []
-        if f["delay_left_ms"] > 0:
-            words.append("delay " + clock_text(f["delay_left_ms"]))
-        if f.get("break_player"):
-            words.append("break " + clock_text(f["break_left_ms"]))
+        out = []
         if f["flag"]:
-            words.append("flag: %s's bank ran out" % face.player)
-        return " ".join(words)
+            out.append(("%s's bank ran out" % face.player, "alert"))
+        if f["delay_left_ms"] > 0 and not face.ended:
+            out.append(("delay " + clock_text(f["delay_left_ms"]), "info"))
+        if f["break_player"] and not face.ended:
+            out.append(("break %s %s" % (f["break_player"], clock_text(f["break_left_ms"])),
+                        "info"))
+        out.append(("breaks %d-%d" % f["breaks"], "dim"))
+        return out
+
+    def plain_left(self, face):
+        a, b = face.facts["banks_ms"]
+        return "A %s B %s" % (clock_text(a), clock_text(b))
 
     def hall(self, clock, face, now_epoch):
         f = face.facts
         a, b = f["banks_ms"]
+        side = PLAYERS.index(face.player) if face.player in PLAYERS else None
         out = {"title": "%s to move" % face.player if face.player else "backgammon",
                "left_ms": face.left_ms if face.player else None,
+               # the mover's display as the clock shows it (the delay, then the bank)
+               "digits": display_text(face.displays[side]) if side is not None else "",
                "running": face.running and not face.paused, "last": False,
                "banks": [{"player": "A", "ms": a, "text": clock_text(a),
                           "runs": face.player == "A" and face.running},

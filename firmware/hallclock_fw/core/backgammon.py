@@ -31,7 +31,7 @@ from micropython import const
 
 from ..events import (
     BTN_A, BTN_B, BTN_PAUSE, EV_BREAK, EV_BREAK_END, EV_EXPIRED, EV_PAUSE,
-    EV_PRESS_BANK, EV_REFUSED, EV_RESUME_BANK, EV_ROUND, EV_TURN_BANK, LONG, NULL,
+    EV_PRESS_BANK, EV_REFUSED, EV_RESUME_BANK, EV_TURN_BANK, LONG, NULL,
     REFUSED_BREAK)
 from ..settings import bank_ms
 from .timing import ticks_add, ticks_diff
@@ -75,7 +75,7 @@ class BackgammonClock:
         self.break_end_at = 0  # tick at which the running break ends
         self.after_break = _IDLE  # the state a break select or break returns to
         self.restored = False
-        self.round_no = 0  # the round the host named (no hall gongs in backgammon)
+        self.round = None  # no round gongs in backgammon (the app logs the round)
 
     # -- inputs ---------------------------------------------------------
     def button(self, code, now):
@@ -249,27 +249,12 @@ class BackgammonClock:
         self.bank0 = left
         self.limit = left
         self.to_go = left
-        self.deadline = ticks_add(now, left)
-        self.state = _RUNNING
-        self._emit(EV_RESUME_BANK, now, player, move, left, 0)
+        self._press_while_paused(1 - player, now)  # runs again: logs ``resume``
         if flag or left == 0:
             self.state = _FLAG  # the flag as it fell (no second ``expired``)
             self.to_go = 0
         elif paused:
             self._pause(now)
-        return True
-
-    def round_info(self, now):
-        """(round number, -1): backgammon times no round."""
-        return self.round_no, NULL
-
-    def join_round(self, number, elapsed_ms, now):
-        """The host's round frame: logged (``round``); backgammon has no round
-        gongs."""
-        if self.round_no:
-            return False
-        self.round_no = number if number > 0 else -1
-        self._emit(EV_ROUND, now, number, elapsed_ms, 0, 0)
         return True
 
     # -- display --------------------------------------------------------

@@ -21,7 +21,7 @@ from micropython import const
 
 from ..events import (
     BTN_GONG, BTN_PAUSE, BTN_START, EV_ANNOUNCE, EV_DUP_END, EV_DUP_START,
-    EV_GONG, EV_PAUSE, EV_RESUME, EV_ROUND, GONG_MANUAL, NULL)
+    EV_GONG, EV_PAUSE, EV_RESUME, GONG_MANUAL, NULL)
 from .timing import ticks_add, ticks_diff
 
 _IDLE = const(0)  # before the first START
@@ -46,7 +46,7 @@ class DuplicateTimer:
         self.next_ann = 0  # index into announce_ms of the next announcement due
         self.paused_left = 0
         self.restored = False
-        self.round_no = 0  # the round the host named (no hall gongs in duplicate)
+        self.round = None  # no round gongs in duplicate (the app logs the round)
 
     # -- inputs ---------------------------------------------------------
     def button(self, code, now):
@@ -101,29 +101,16 @@ class DuplicateTimer:
             self.state = _DONE
             self._emit(EV_RESUME, now, NULL, move, 0, 0)
             return True
-        self.deadline = ticks_add(now, left)
         ann = self.announce_ms
         i = 0
         while i < len(ann) and ann[i] >= left:
             i += 1
         self.next_ann = i
-        self.state = _RUNNING
-        self._emit(EV_RESUME, now, NULL, move, left, 0)
+        self.paused_left = left
+        self.state = _PAUSED
+        self.button(BTN_PAUSE, now)  # goes on as after a pause: logs ``resume``
         if paused:
             self.button(BTN_PAUSE, now)
-        return True
-
-    def round_info(self, now):
-        """(round number, -1): the duplicate hall times no round."""
-        return self.round_no, NULL
-
-    def join_round(self, number, elapsed_ms, now):
-        """The host's round frame: logged (``round``); the duplicate hall has
-        no round gongs of its own."""
-        if self.round_no:
-            return False
-        self.round_no = number if number > 0 else -1
-        self._emit(EV_ROUND, now, number, elapsed_ms, 0, 0)
         return True
 
     # -- time -----------------------------------------------------------
