@@ -28,6 +28,9 @@ def hall():
     t0 = time.monotonic()
 
     class Hall:
+        def __init__(self):
+            self.runners = []
+
         def add(self, clock, text, sid):
             master, slave, path = pty_pair()
             fds.extend([master, slave])
@@ -36,7 +39,18 @@ def hall():
             th = hall_mod._Device(runner, master, t0, SPEED)
             th.start()
             threads.append(th)
+            self.runners.append(runner)
             return path
+
+        def wait_move(self, i, limit_s=10.0):
+            """Wait until the i-th clock's core has a move running (no sleep: a condition)."""
+            until = time.monotonic() + limit_s
+            while time.monotonic() < until:
+                app = self.runners[i].app
+                if app is not None and getattr(app.core, "move", 0):
+                    return
+                time.sleep(0.01)
+            raise AssertionError("the game never began")
 
         def empty(self):
             master, slave, path = pty_pair()
@@ -58,7 +72,7 @@ def test_idle_taken_in_game_refused_absent_no_answer(hall, tmp_path):
     idle = hall.add("t1", "40000 end\n", "e0000001")
     busy = hall.add("t2", "0 press START\n200 press B\n40000 end\n", "e0000002")
     absent = hall.empty()
-    time.sleep(0.2)  # t2's game has begun (2 s of its time at 10x)
+    hall.wait_move(1)  # t2's game has begun
     res = run_cli("configure", "--port", idle, "--port", busy, "--port", absent,
                   "--mode", "scrabble", "--set", "move_s=90", "--set", "round_min=30",
                   "--wait-s", "1.5")

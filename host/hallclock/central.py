@@ -67,7 +67,7 @@ class Peer:
         if tokens[0] == "H":
             if self.sid != tokens[1]:
                 self.sid, self.clock, self.mode = tokens[1], tokens[2], tokens[3]
-                self.proto = protocol.hello_proto(tokens)
+                self.proto = tokens[5] if len(tokens) > 5 else "1"  # as hostlink reads it
                 self.seen_seq = 0
                 self.last_event_at = now
                 if self.baseline is not None and self.result is None:
