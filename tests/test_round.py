@@ -290,3 +290,47 @@ def test_round_start_bad_input(tmp_path, args, words):
     res = run_cli("round", "start", *args, cwd=str(tmp_path))
     assert res.returncode == 2 and words in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
+
+
+def _tour_lines():
+    """The README's virtual round: the code block after its introduction."""
+    from conftest import ROOT
+    text = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    start = text.index("A virtual round of eight tables")
+    block = text[text.index("```\n", start) + 4:]
+    block = block[:block.index("```")]
+    return [ln.strip() for ln in block.splitlines() if ln.strip()]
+
+
+def test_readme_round_tour(tmp_path):
+    """The README's round of eight virtual tables, command by command, as a
+    newcomer types it (in a fresh folder beside the repository's samples)."""
+    import shlex
+
+    from conftest import ROOT
+    os.symlink(os.path.join(ROOT, "host"), tmp_path / "host")
+    lines = _tour_lines()
+    assert [shlex.split(ln)[1] for ln in lines] == ["virtual-clocks", "configure", "round",
+                                                   "report"]
+    results = []
+    for ln in lines:
+        argv = shlex.split(ln)
+        assert argv[0] == "hallclock"
+        res = run_cli(*argv[1:], cwd=str(tmp_path), timeout=90)
+        assert res.returncode == 0, (ln, res.stdout, res.stderr)
+        results.append(res)
+    configure, report = results[1].stdout, results[3].stdout
+    assert configure.count(": taken") == 8 and "8 clock(s) took the settings" in configure
+    assert "round 3: START sent to 8 clock(s)" in results[2].stdout
+    assert "Round 3: 8 table(s)" in report
+    assert "Still playing at the end gong (ČAS 16.3): 8 game(s)" in report
+    recs = read_log(tmp_path / "round3.jsonl")
+    assert len({r["clock"] for r in recs}) == 8
+    for clock in {r["clock"] for r in recs}:
+        mine = [r for r in recs if r["clock"] == clock]
+        names = [r["event"] for r in mine]
+        # the settings taken before the round, the round's records tagged
+        assert names.index("settings") < names.index("round") and names[-1] == "end"
+        assert all(r.get("round") == 3 for r in mine[names.index("round"):])
+        assert mine[names.index("settings")]["settings"]["round_min"] == 10
+    assert (tmp_path / "round3.csv").exists() and (tmp_path / "round3.png").exists()

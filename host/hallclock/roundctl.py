@@ -280,3 +280,26 @@ def run_round(logger, control, exit_on_end=False, stop=None, max_s=None, on_poll
                 return False
     finally:
         logger.close()
+
+
+# -- a virtual hall for the tour and the tests --------------------------------------
+def start_virtual_clocks(mode, values, scripts, speed=1.0, prefix="table-"):
+    """Virtual table clocks, each on its own pty, against real time ×
+    ``speed`` (relay.paced_pump).  Returns (threads, fds, paths); the caller
+    keeps the fds open while the clocks run."""
+    from .relay import _Device
+    from .transport import pty_pair
+    from .virtual import make_runner
+
+    threads, fds, paths = [], [], []
+    t0 = time.monotonic()
+    for i, actions in enumerate(scripts):
+        master, slave, path = pty_pair()
+        fds += [master, slave]
+        paths.append(path)
+        runner = make_runner(mode, values, actions, clock="%s%d" % (prefix, i + 1),
+                             sid=os.urandom(4).hex())
+        th = _Device(runner, master, t0, speed)
+        th.start()
+        threads.append(th)
+    return threads, fds, paths

@@ -18,6 +18,8 @@ def register(sub):
         "take them, 2 for bad values (nothing is sent then).")
     p.add_argument("--port", action="append", default=[], metavar="PORT",
                    help="serial port of a clock (repeat for every clock; 'auto' for the only board)")
+    p.add_argument("--ports-file", metavar="FILE",
+                   help="the clocks' ports, one a line (as many --port)")
     p.add_argument("--clock", action="append", default=[], metavar="NAME",
                    help="only this clock (repeatable; default: every clock heard)")
     p.add_argument("--mode", required=True, help="scrabble, duplicate or backgammon")
@@ -44,7 +46,9 @@ def settings_text(mode, pairs):
 def cmd_configure(args):
     from ..central import REASON_TEXT, configure
     from .ports import resolve_port
+    from .round import read_ports_file
     text = settings_text(args.mode, args.set)
+    args.port = args.port + read_ports_file(args.ports_file)
     if not args.port:
         raise BadInput("configure: give the clocks' ports (--port P, once per clock)")
     if not 0.1 <= args.wait_s <= 60:
