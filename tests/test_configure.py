@@ -81,7 +81,7 @@ def test_idle_taken_in_game_refused_absent_no_answer(hall, tmp_path):
     assert lines[0] == "configure: scrabble move_s=90;warn_s=30,20,10;round_min=30;round_warn_min=10"
     assert f"t1 ({idle}): taken" in lines
     assert f"t2 ({busy}): REFUSED: a game is running" in res.stdout
-    assert f"no clock ({absent}): NO ANSWER: no clock answered on this port" in lines
+    assert f"no clock ({absent}): NO ANSWER: no clock answered here" in lines
     assert "1 clock(s) took the settings, 2 did not" in res.stdout
     assert "configure again" in res.stderr and "Traceback" not in res.stderr
 
@@ -128,3 +128,39 @@ def test_configure_bad_ports_exit_2(tmp_path):
     assert res.returncode == 2 and "cannot open serial port" in res.stderr
     res = run_cli("configure", "--mode", "scrabble")
     assert res.returncode == 2 and "--port" in res.stderr
+
+
+# -- the same over the hall network (our own Mosquitto, tests/mqttrig.py) ----------
+def test_configure_over_the_broker(tmp_path):
+    import sys
+    sys.path.insert(0, os.path.dirname(__file__))
+    from mqttrig import HALL, Hall, wait_for
+
+    from hallclock import mqtthost
+    from hallclock.vdev.netpump import ticks_ms
+
+    h = Hall(tmp_path, clocks=("t1", "t2", "t3"))
+    try:
+        t0 = ticks_ms()
+        devices = []
+        for clock, text, sid in (("t1", "40000 end\n", "0000aa01"),
+                                 ("t2", "0 press START\n200 press B\n40000 end\n", "0000aa02")):
+            runner = make_runner("scrabble", parse("scrabble", []),
+                                 [a.as_tuple() for a in parse_text(text)], clock=clock, sid=sid)
+            net = mqtthost.device_link(h.address, HALL, clock, h.creds[clock])
+            d = mqtthost.NetDeviceThread(runner, net, silence_s=20, paced=(t0, SPEED))
+            d.start()
+            devices.append(d)
+            h.devices.append(d)
+        wait_for(lambda: all(d.net.connected() for d in devices), 20, "clocks on the broker")
+        wait_for(lambda: devices[1].runner.app is not None
+                 and devices[1].runner.app.core.move, 20, "t2's game")
+        res = run_cli("configure", "--broker", f"127.0.0.1:{h.port}", "--hall", HALL,
+                      "--credentials", h.cred_file, "--mode", "scrabble", "--set", "move_s=100",
+                      "--wait-s", "1.5")
+        assert res.returncode == 1, res.stdout + res.stderr
+        assert f"t1 (hallclock/{HALL}/t1/up): taken" in res.stdout
+        assert "t2 (" in res.stdout and "REFUSED: a game is running" in res.stdout
+        assert f"t3 (hallclock/{HALL}/t3/up): NO ANSWER" in res.stdout  # in the hall, not on
+    finally:
+        h.close()

@@ -334,3 +334,49 @@ def test_readme_round_tour(tmp_path):
         assert all(r.get("round") == 3 for r in mine[names.index("round"):])
         assert mine[names.index("settings")]["settings"]["round_min"] == 10
     assert (tmp_path / "round3.csv").exists() and (tmp_path / "round3.png").exists()
+
+
+def test_round_start_over_the_broker(tmp_path):
+    """``round start --broker``: the round's N reaches each clock on its own
+    topic and the round's log is tagged, as over serial ports."""
+    import subprocess
+    import sys
+    sys.path.insert(0, os.path.dirname(__file__))
+    from mqttrig import HALL, HALLCLOCK, Hall, wait_for
+
+    from hallclock import mqtthost
+    from hallclock.vdev.netpump import ticks_ms
+
+    h = Hall(tmp_path, clocks=("t1", "t2"))
+    out = tmp_path / "round6.jsonl"
+    proc = None
+    try:
+        t0 = ticks_ms()
+        devices = []
+        for clock in h.clocks:
+            runner = make_runner("scrabble", parse("scrabble", SETS),
+                                 [a.as_tuple() for a in parse_text(
+                                     "3000 press B\n5000 press A\n9000 end\n")],
+                                 clock=clock, sid="0000bb0" + clock[1])
+            net = mqtthost.device_link(h.address, HALL, clock, h.creds[clock])
+            d = mqtthost.NetDeviceThread(runner, net, silence_s=20, paced=(t0, 2.0))
+            d.start()
+            devices.append(d)
+            h.devices.append(d)
+        wait_for(lambda: all(d.net.connected() for d in devices), 20, "clocks on the broker")
+        proc = subprocess.run(HALLCLOCK + ["round", "start", "--round", "6", "--broker",
+                                           f"127.0.0.1:{h.port}", "--hall", HALL,
+                                           "--credentials", h.cred_file, "--out", str(out),
+                                           "--exit-on-end"],
+                              capture_output=True, text=True, timeout=60)
+    finally:
+        h.close()
+    assert proc.returncode == 0, proc.stderr
+    assert "round 6: START sent to 2 clock(s)" in proc.stdout
+    recs = read_log(out)
+    for clock in h.clocks:
+        mine = [r for r in recs if r["clock"] == clock]
+        names = [r["event"] for r in mine]
+        assert "round" in names and names[-1] == "end"
+        assert mine[names.index("round")]["elapsed_ms"] == 0
+        assert all(r.get("round") == 6 for r in mine[names.index("round"):])

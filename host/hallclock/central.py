@@ -47,6 +47,7 @@ class Peer:
         self.sent_at = None
         self.result = None  # ("taken", text) / ("refused", reason) / ("no answer", why)
         self.asked_at = 0.0
+        self.send = None  # bytes -> None: to this clock (a port, or its down topic)
 
     def feed(self, data, now):
         self.buf.extend(data)
@@ -92,74 +93,130 @@ REASON_TEXT = {"game_running": "a game is running (the clock takes settings only
 
 
 def configure(paths, mode, settings_text, clocks=None, wait_s=3.0, clock=time.monotonic):
-    """Send the settings to the clocks on ``paths`` (only those named in
-    ``clocks``, if given).  Returns [(clock or None, path, status, detail)],
-    status one of taken / refused / no answer / not asked."""
+    """Send the settings to the clocks on the serial ``paths`` (only those
+    named in ``clocks``, if given).  Returns [(clock or None, path, status,
+    detail)], status one of taken / refused / no answer / not asked."""
     peers = [Peer(p) for p in paths]
     for peer in peers:
         peer.port.open()  # BadInput (exit 2) for a port that cannot be opened
+        peer.send = peer.port.write
     sel = selectors.DefaultSelector()
+    for i, peer in enumerate(peers):
+        sel.register(peer.port.fileno(), selectors.EVENT_READ, i)
+
+    def read(timeout):
+        got = []
+        for key, _ev in sel.select(timeout):
+            peer = peers[key.data]
+            data = peer.port.read(ready=True)
+            if data:
+                got.append((peer, data))
+            elif peer.port.ser is None:  # the port hung up (unplugged)
+                sel.unregister(key.fd)
+                if peer.result is None:
+                    peer.result = ("no answer", "the port went away")
+        for peer in peers:
+            peer.port.flush_out()
+        return got
+
     try:
-        for i, peer in enumerate(peers):
-            sel.register(peer.port.fileno(), selectors.EVENT_READ, i)
-        frame = protocol.configure(mode, settings_text)
-        start = clock()
-        deadline_hello = start + wait_s
-        while True:
-            now = clock()
-            pending = False
-            for peer in peers:
-                if peer.result is not None:
-                    continue
-                if peer.sid is None:
-                    if now >= deadline_hello:
-                        peer.result = ("no answer", "no clock answered on this port")
-                        continue
-                    pending = True
-                    if now - peer.asked_at >= WHO_EVERY_S:
-                        peer.asked_at = now
-                        peer.port.write(protocol.who())
-                    continue
-                if clocks and peer.clock not in clocks:
-                    peer.result = ("not asked", "not named by --clock")
-                    continue
-                if peer.proto != protocol.PROTO:
-                    peer.result = ("no answer", f"the clock speaks protocol {peer.proto}, this "
-                                   f"hallclock {protocol.PROTO}: update one of them")
-                    continue
-                pending = True
-                if peer.baseline is None:
-                    quiet = now - peer.last_event_at >= QUIET_S
-                    if quiet or now - start >= SETTLE_MAX_S + wait_s:
-                        peer.baseline = peer.seen_seq
-                        peer.sent_at = now
-                        peer.port.write(frame)
-                elif now - peer.sent_at >= wait_s:
-                    peer.result = ("no answer", f"no settings or refused event within {wait_s:g} s")
-                peer.port.flush_out()
-            if not pending:
-                break
-            for key, _ev in sel.select(0.02):
-                peer = peers[key.data]
-                data = peer.port.read(ready=True)
-                if data:
-                    peer.feed(data, clock())
-                elif peer.port.ser is None:  # the port hung up (unplugged)
-                    sel.unregister(key.fd)
-                    if peer.result is None:
-                        peer.result = ("no answer", "the port went away")
+        _exchange(peers, protocol.configure(mode, settings_text), clocks, wait_s, clock, read)
     finally:
         sel.close()
         for peer in peers:
             peer.port.drain()
             peer.port.close()
+    return _results(peers, clocks)
+
+
+def configure_broker(address, hall, credentials, mode, settings_text, clocks=None,
+                     wait_s=3.0, tls=None, clock=time.monotonic):
+    """The same over the hall network: the clocks named (default: every clock
+    of ``credentials``), each asked on its own ``down`` topic, answers read
+    from the ``up`` topics (as the hall's ``logger`` client, which may
+    write to every clock; nothing is acknowledged, so a logger running
+    beside stores the answers as usual)."""
+    from hallclock_fw.netlink import topic
+
+    from .broker import clocks_of, load_credentials
+    from .mqtthost import BrokerClient, _clock_of
+    creds = load_credentials(credentials, "logger")
+    names = sorted(clocks) if clocks else clocks_of(creds)
+    net = BrokerClient(address, creds["logger"], [topic(hall, "+", "up")], tls=tls)
+    net.start()
+    peers = []
+    by_name = {}
+    for name in names:
+        peer = Peer(topic(hall, name, "up"))
+        peer.clock = name  # the topic names it; its hello says the same
+        peer.send = (lambda data, t=topic(hall, name, "down"): net.publish(t, data))
+        peers.append(peer)
+        by_name[name] = peer
+
+    def read(timeout):
+        net.wait(timeout)
+        got = []
+        for name, payload in net.messages():
+            peer = by_name.get(_clock_of(hall, name))
+            if peer is not None:
+                got.append((peer, payload if payload.endswith(b"\n") else payload + b"\n"))
+        return got
+
+    try:
+        _exchange(peers, protocol.configure(mode, settings_text), None, wait_s, clock, read)
+    finally:
+        net.stop()
+    return _results(peers, None)
+
+
+def _exchange(peers, frame, clocks, wait_s, clock, read):
+    start = clock()
+    deadline_hello = start + wait_s
+    while True:
+        now = clock()
+        pending = False
+        for peer in peers:
+            if peer.result is not None:
+                continue
+            if peer.sid is None:
+                if now >= deadline_hello:
+                    peer.result = ("no answer", "no clock answered here")
+                    continue
+                pending = True
+                if now - peer.asked_at >= WHO_EVERY_S:
+                    peer.asked_at = now
+                    peer.send(protocol.who())
+                continue
+            if clocks and peer.clock not in clocks:
+                peer.result = ("not asked", "not named by --clock")
+                continue
+            if peer.proto != protocol.PROTO:
+                peer.result = ("no answer", f"the clock speaks protocol {peer.proto}, this "
+                               f"hallclock {protocol.PROTO}: update one of them")
+                continue
+            pending = True
+            if peer.baseline is None:
+                quiet = now - peer.last_event_at >= QUIET_S
+                if quiet or now - start >= SETTLE_MAX_S + wait_s:
+                    peer.baseline = peer.seen_seq
+                    peer.sent_at = now
+                    peer.send(frame)
+            elif now - peer.sent_at >= wait_s:
+                peer.result = ("no answer", f"no settings or refused event within {wait_s:g} s")
+        if not pending:
+            return
+        for peer, data in read(0.02):
+            peer.feed(data, clock())
+
+
+def _results(peers, clocks):
     out = []
     for peer in peers:
         status, detail = peer.result
         out.append((peer.clock, peer.path, status, detail))
     if clocks:
         heard = {p.clock for p in peers}
-        for name in clocks:
+        for name in sorted(clocks):
             if name not in heard:
                 out.append((name, None, "no answer", "not heard on any port"))
     return out

@@ -25,6 +25,8 @@ def register(sub):
     p.add_argument("--mode", required=True, help="scrabble, duplicate or backgammon")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a setting of the mode (repeatable; the others take their defaults)")
+    from .log import broker_options
+    broker_options(p, "the hall network instead of serial ports (as the hall's 'logger' client)")
     p.add_argument("--wait-s", type=float, default=3.0, metavar="S",
                    help="how long to wait for each clock's hello and answer (default 3)")
     p.set_defaults(func=cmd_configure)
@@ -44,21 +46,37 @@ def settings_text(mode, pairs):
 
 
 def cmd_configure(args):
-    from ..central import REASON_TEXT, configure
+    from ..central import REASON_TEXT, configure, configure_broker
+    from .log import broker_args
     from .ports import resolve_port
     from .round import read_ports_file
     text = settings_text(args.mode, args.set)
     args.port = args.port + read_ports_file(args.ports_file)
-    if not args.port:
-        raise BadInput("configure: give the clocks' ports (--port P, once per clock)")
+    address = broker_args(args)
     if not 0.1 <= args.wait_s <= 60:
         raise BadInput(f"--wait-s {args.wait_s:g}: give 0.1 to 60 seconds")
+    if address is not None:
+        from ..broker import check_name
+        for name in args.clock:
+            check_name("clock name", name)
+        print(f"configure: {args.mode} {text}", flush=True)
+        results = configure_broker(address, args.hall, args.credentials, args.mode, text,
+                                   clocks=set(args.clock) or None, wait_s=args.wait_s,
+                                   tls=args.tls_ca)
+        return _print(results, REASON_TEXT)
+    if not args.port:
+        raise BadInput("configure: give the clocks' ports (--port P, once per clock) or "
+                       "--broker HOST:PORT --hall NAME --credentials FILE")
     ports = [resolve_port(p) for p in args.port]
     if len(set(ports)) != len(ports):
         raise BadInput("a port is given twice: every clock needs its own port")
     print(f"configure: {args.mode} {text}", flush=True)
     results = configure(ports, args.mode, text, clocks=set(args.clock) or None,
                         wait_s=args.wait_s)
+    return _print(results, REASON_TEXT)
+
+
+def _print(results, REASON_TEXT):  # noqa: N803
     bad = 0
     for clock, path, status, detail in results:
         where = f" ({path})" if path else ""

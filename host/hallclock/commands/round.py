@@ -28,6 +28,9 @@ def register(sub):
                    help="do not start at once: wait for START round in the console")
     s.add_argument("--exit-on-end", action="store_true",
                    help="exit once every clock's session has ended")
+    from .log import broker_options
+    broker_options(s, "the hall network instead of serial ports (this command is then the "
+                   "hall's logger: run no 'log --broker' beside it)")
     s.add_argument("--max-s", type=float, default=None, help=argparse.SUPPRESS)
     s.set_defaults(func=cmd_round_start)
 
@@ -61,16 +64,23 @@ def cmd_round_start(args):
     from ..logger import Logger
     from ..roundctl import RoundControl, run_round
     from .ports import resolve_port
+    from .log import broker_args
     check_round(args.number)
     args.port = args.port + read_ports_file(args.ports_file)
-    if not args.port:
-        raise BadInput("round start: give the clocks' ports (--port P, once per clock)")
+    address = broker_args(args)
+    if address is None and not args.port:
+        raise BadInput("round start: give the clocks' ports (--port P, once per clock) or "
+                       "--broker HOST:PORT --hall NAME --credentials FILE")
     if not args.out:
-        raise BadInput("round start --port: give --out LOG, the round's log")
-    ports = [resolve_port(p) for p in args.port]
-    if len(set(ports)) != len(ports):
-        raise BadInput("a port is given twice: every clock needs its own port")
-    logger = Logger(ports, args.out)
+        raise BadInput("round start: give --out LOG, the round's log")
+    if address is not None:
+        from ..mqtthost import BrokerLogger
+        logger = BrokerLogger(address, args.hall, args.credentials, args.out, tls=args.tls_ca)
+    else:
+        ports = [resolve_port(p) for p in args.port]
+        if len(set(ports)) != len(ports):
+            raise BadInput("a port is given twice: every clock needs its own port")
+        logger = Logger(ports, args.out)
     logger.open()
     control = RoundControl(logger, args.number, log_path=args.out)
     control.wait_heard(logger)
