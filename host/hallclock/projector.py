@@ -179,16 +179,18 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
-def make_server(log, host="127.0.0.1", port=8080, clock=None):
-    """An HTTP server (not yet serving) for the log; port 0 picks a free one."""
-    folder = os.path.dirname(os.path.abspath(log))
-    if not os.path.isdir(folder):
+def make_server(log, host="127.0.0.1", port=8080, clock=None, source=None):
+    """An HTTP server (not yet serving) for the log; port 0 picks a free one.
+    ``source``: another record source with LogTail's ``state()`` (the hall
+    network's viewer, ``mqtthost.BrokerTail``) instead of the log file."""
+    folder = os.path.dirname(os.path.abspath(log)) if source is None else None
+    if folder is not None and not os.path.isdir(folder):
         raise BadInput(f"--log {log}: the folder {folder} does not exist")
-    if os.path.isdir(log):
+    if source is None and os.path.isdir(log):
         raise BadInput(f"--log {log} is a folder; give the log file")
     if not 0 <= port <= 65535:
         raise BadInput(f"--port {port}: an HTTP port is 0 to 65535")
-    handler = type("Handler", (_Handler,), {"tail": LogTail(log, clock)})
+    handler = type("Handler", (_Handler,), {"tail": source or LogTail(log, clock)})
     try:
         server = ThreadingHTTPServer((host, port), handler)
     except OSError as exc:
