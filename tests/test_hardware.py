@@ -303,6 +303,9 @@ def test_flash_checks_a_good_image_then_goes_for_the_port(images, tmp_path):
 DEVICE_ONLY = {  # modules the board runs that the virtual device does not
     "hallclock_fw.hw.board", "hallclock_fw.hw.esp32", "hallclock_fw.hw.tm1637",
     "hallclock_fw.hw.device", "hallclock_fw.hw.selftest", "hallclock_fw.hw.config", "main",
+    "hallclock_fw.hw.wifi",
+    # the hall network: the virtual device runs these only with --broker (test_mqtt_*.py)
+    "hallclock_fw.netlink", "hallclock_fw.mqtt",
 }
 
 
