@@ -62,6 +62,12 @@ def test_forty_minute_game_at_the_default_heap_collects_only_between_passes(tmp_
     # the fixed heap asked for (less the GC's own allocation table)
     asked = mpunix.vm_heap_bytes(mpunix.DEFAULT_HEAP_KIB)
     assert 0.97 * asked < fig["heap_total"] <= asked
+    # a clock holds only its own mode's core; config parsing and the
+    # self-test are boot-only and gone after device.start()
+    loaded = set(fig["modules_after_start"])
+    assert unixheap.CORES[mode] in loaded
+    assert not (set(unixheap.CORES.values()) - {unixheap.CORES[mode]}) & loaded
+    assert not {"hallclock_fw.hw.config", "hallclock_fw.hw.selftest"} & loaded
     # the loop collected, at its idle moments, about once a second of play
     assert fig["loop_collections"] > 40 * 60 // 2
     # MicroPython collects on its own only when more than gc.threshold() bytes

@@ -326,12 +326,12 @@ class BrokerTail:
     viewer connection."""
 
     def __init__(self, viewer, clock_name=None, wall=time.time):
-        from .clockstate import Hall
+        from .model import Clocks
         self.viewer = viewer
         self.clock_name = clock_name
         self.wall = wall
         self.lock = threading.Lock()
-        self.hall = Hall()
+        self.clocks = Clocks()
         self.records = 0
         self.path = viewer.writer.path
 
@@ -339,14 +339,14 @@ class BrokerTail:
         self.viewer.poll(0)
         recs = self.viewer.writer.records
         while self.records < len(recs):
-            self.hall.feed(recs[self.records], self.wall())
+            self.clocks.feed(recs[self.records], self.wall())
             self.records += 1
 
     def state(self):
         from .projector import face
         with self.lock:
             self.update()
-            return face(self.hall, self.clock_name, self.wall(), self.path, True)
+            return face(self.clocks, self.clock_name, self.wall(), self.path, True)
 
 
 def send_signal(address, hall, credentials, button, long=False, tls=None, user="referee"):

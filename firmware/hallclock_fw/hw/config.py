@@ -19,11 +19,10 @@ defaults are used and ``error`` says what was wrong, with its line number (the
 device shows it on the console and sounds the refusal signal).
 """
 from .. import settings as settings_mod
+from ..names import MAX_NAME, name_error  # noqa: F401 (MAX_NAME: for callers)
 
 DEFAULT_MODE = "scrabble"
 DEFAULT_BRIGHTNESS = 7
-_NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_."
-MAX_NAME = 24
 # the hall network's keys: all of them, or none (then the USB serial link)
 NET_KEYS = ("wifi_ssid", "wifi_password", "broker", "hall", "user", "password")
 
@@ -64,10 +63,10 @@ def parse(text, default_clock, name="hallclock.cfg"):
         key = key.strip()
         value = value.strip()
         if key == "clock":
-            if not value or len(value) > MAX_NAME or [c for c in value if c not in _NAME_CHARS]:
+            why = name_error(value)
+            if why is not None:
                 return _fail(cfg, default_clock,
-                             "%s:%d: clock name %r: use 1-%d letters, digits, - _ ." % (
-                                 name, lineno, value, MAX_NAME))
+                             "%s:%d: clock name %r: %s" % (name, lineno, value, why))
             cfg.clock = value
         elif key == "mode":
             if value not in settings_mod.MODES:

@@ -5,6 +5,10 @@ import os
 
 from ..errors import BadInput
 
+# The modes whose clocks take the hall unit's START and GONG (docs/hall.md):
+# a backgammon clock runs on its own (İSTAVDER: no hall signal starts or ends it).
+HALL_MODES = ("scrabble", "duplicate")
+
 
 def register(sub):
     p = sub.add_parser(
@@ -17,6 +21,9 @@ def register(sub):
     p.add_argument("--out", required=True, help="the hall log (JSON Lines)")
     p.add_argument("--exit-on-end", action="store_true",
                    help="exit once every clock's session has ended")
+    p.add_argument("--reset", action="store_true",
+                   help="reset every board once when its port is opened (an EN pulse); "
+                   "by default opening a port never resets a board (docs/hardware.md)")
     p.set_defaults(func=cmd_hall)
 
     p = sub.add_parser(
@@ -49,7 +56,7 @@ def cmd_hall(args):
     if len(set(ports)) != len(ports):
         raise BadInput("a port is given twice: the hall unit and every table need "
                        "their own port")
-    logger = Logger(ports, args.out)
+    logger = Logger(ports, args.out, reset=args.reset)
     logger.open()
     relay = Relay(logger)  # before the loop: Ctrl-C, the usual stop, still reports
     try:
@@ -79,6 +86,11 @@ def cmd_hall_simulate(args):
     from ..relay import check_table_count, format_spread, simulate_hall
     if args.mode not in MODES:
         raise BadInput(f"unknown mode {args.mode!r} (modes: {', '.join(MODES)})")
+    if args.mode not in HALL_MODES:
+        raise BadInput(f"--mode {args.mode}: a {args.mode} clock takes no hall signals "
+                       "(the referee's START and GONG are relayed only in "
+                       f"{' and '.join(HALL_MODES)}); run each table with "
+                       f"'hallclock simulate --mode {args.mode}' instead")
     n = check_table_count(args.tables)
     if not 0.01 <= args.speed <= 1000:
         raise BadInput(f"--speed {args.speed}: give 0.01 to 1000")

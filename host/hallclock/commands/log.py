@@ -12,6 +12,9 @@ def register(sub):
     p.add_argument("--exit-on-end", action="store_true")
     p.add_argument("--restore", action="store_true",
                    help="after a clock lost power mid-game, send the game back to it")
+    p.add_argument("--reset", action="store_true",
+                   help="reset each board once when its port is opened (an EN pulse); "
+                   "by default opening a port never resets a board (docs/hardware.md)")
     p.add_argument("--plain", action="store_true",
                    help="plain lines instead of the live view (the default when not on a terminal)")
     broker_options(p, "log every clock of the hall through the broker (as 'logger')")
@@ -64,7 +67,8 @@ def cmd_log(args):
         raise BadInput("give --port PORT (a serial port) or --broker HOST:PORT "
                        "(the hall network)")
     else:
-        logger = Logger([resolve_port(p) for p in args.port], args.out, restore=args.restore)
+        logger = Logger([resolve_port(p) for p in args.port], args.out, restore=args.restore,
+                        reset=args.reset)
     logger.open()
     try:
         with LiveView(logger, plain=True if args.plain else None) as view:

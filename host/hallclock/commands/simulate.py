@@ -37,13 +37,25 @@ def _session(text):
     return text
 
 
+def _clock(text):
+    """--clock NAME: the clock-name grammar of docs/contract.md (hallclock_fw.names)."""
+    from hallclock_fw.names import name_error
+
+    from ..scenario import shown
+    why = name_error(text)
+    if why is not None:
+        raise argparse.ArgumentTypeError(f"{shown(text)}: {why}")
+    return text
+
+
 def device_options(p):
     """The options every virtual clock takes (simulate, device)."""
     p.add_argument("--script", required=True, help="scenario script (docs/contract.md)")
     p.add_argument("--mode", default="scrabble", help="scrabble (default), duplicate, backgammon")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a setting of the mode (repeatable)")
-    p.add_argument("--clock", default="virtual-1", help="the virtual clock's identity")
+    p.add_argument("--clock", type=_clock, default="virtual-1",
+                   help="the virtual clock's identity (1-24 letters, digits, - _ .)")
     p.add_argument("--loop", type=_loop, default=None, metavar="event|jitter:LO-HI",
                    help="device loop: event-driven (default) or jittered periods in ms")
     p.add_argument("--start-ticks", type=_ticks, default=0, metavar="T",

@@ -83,6 +83,7 @@ class UnixHW(Runner):
         self.app = device.start(self)
         gc.collect()
         self.heap_after_start = gc.mem_alloc()
+        self.modules_after_start = sorted(m for m in sys.modules if m.startswith("hallclock_fw"))
         self.mark_pass()
 
     def ticks_ms(self):
@@ -149,6 +150,7 @@ class UnixHW(Runner):
                 "heap_after_start": self.heap_after_start, "heap_total": gc.mem_free() +
                 gc.mem_alloc(), "longest_collect_us": self.longest_collect_us,
                 "threshold": gc.threshold(), "firmware_from": device.__file__,
+                "modules_after_start": self.modules_after_start,
                 "free_end": gc.mem_free(), "alloc_end": gc.mem_alloc(),
                 "largest_free_end": largest_free()}
 
