@@ -56,7 +56,8 @@ def test_broker_config_writes_the_hall(tmp_path):
 
 
 @pytest.mark.parametrize("args, says", [
-    (["--clocks", "t1,all"], "taken"),
+    (["--clocks", "t1,all"], "reserved"),
+    (["--clocks", "t1,viewer"], "reserved"),
     (["--clocks", "t1,t1"], "twice"),
     (["--clocks", "bad name"], "letters"),
     (["--clocks", "t1", "--port", "0"], "1-65535"),
