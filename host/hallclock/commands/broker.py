@@ -1,7 +1,6 @@
 """``hallclock broker-config`` and ``hallclock broker``: the hall's MQTT broker
 (Mosquitto) for clocks on Wi-Fi (docs/network.md, docs/hall.md)."""
 import os
-import subprocess
 import sys
 
 from ..errors import BadInput, HallclockError
@@ -75,11 +74,12 @@ def cmd_broker(args):
     problem = broker.reachable_by_broker(args.dir)
     if problem is not None:
         raise BadInput(problem)
-    try:
-        return subprocess.call([broker.mosquitto_binary(), "-c", os.path.abspath(conf)])
-    except KeyboardInterrupt:
-        print("hallclock broker: stopped", file=sys.stderr)
-        return 0
+    exe = broker.mosquitto_binary()
+    port, host = broker.listen_port(args.dir)
+    print(f"hallclock broker: mosquitto on port {port} ({conf}); Ctrl-C stops it",
+          file=sys.stderr, flush=True)
+    try:  # mosquitto itself in the foreground: its signals and exit status are ours
+        os.execv(exe, [exe, "-c", os.path.abspath(conf)])
     except OSError as exc:
         raise HallclockError(f"cannot run mosquitto: {exc}") from None
 
