@@ -246,6 +246,8 @@ class RoundControl:
                 continue
             if not isinstance(rec, dict) or rec.get("event") != "referee_action":
                 continue
+            if rec.get("done"):
+                continue  # the console sent it itself (on the broker)
             at = epoch_of(rec.get("host_time"))
             if at is None or at < self.begun_wall:
                 continue  # before this run: done (or refused) by an earlier one
