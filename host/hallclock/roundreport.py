@@ -60,10 +60,11 @@ class Overtime:
     clock: str
     move: int
     player: str
-    over_ms: int | None  # None: the move never ended (the session ended in overtime)
+    over_ms: int | None  # how far over the limit (report.Move.overtime_ms)
     expired_t: int | None
     expired_time: str | None
     press_time: str | None
+    unfinished: bool = False  # never pressed: the overtime runs to the session's last record
 
 
 @dataclass
@@ -191,9 +192,13 @@ def _scan(tg, game, recs, reason_of):
         if not m.expired:
             continue
         t, when = expired_at.get(m.move, (None, None))
-        over = m.overtime_ms if m.used_ms is not None else None  # None: never pressed
-        tg.overtimes.append(Overtime(tg.clock, m.move, m.player, over, t, when,
-                                     press_time.get(m.move)))
+        # how far over: read off the firmware's core by the report (to the press, or
+        # for a move never pressed to the session's last record)
+        over = m.overtime_ms
+        unfinished = getattr(m, "unfinished", False) or m.used_ms is None
+        o = Overtime(tg.clock, m.move, m.player, over, t, when, press_time.get(m.move))
+        o.unfinished = unfinished
+        tg.overtimes.append(o)
 
 
 def _used(tg, player):
@@ -241,7 +246,7 @@ def print_round(n, tables, console=None):
             t.add_column(col)
         for o in over:
             t.add_row(o.clock, str(o.move), o.player,
-                      report.fmt_ms(o.over_ms) if o.over_ms is not None else "never pressed",
+                      report.fmt_ms(o.over_ms) + (" (never pressed)" if o.unfinished else ""),
                       report.fmt_short(o.expired_t), _day(o.expired_time), _day(o.press_time),
                       style="red")
         console.print(t)
@@ -286,7 +291,8 @@ def csv_rows(n, tables):
             yield {"round": n, "kind": "overtime", "table": tg.clock, "session": "",
                    "move": o.move, "player": o.player,
                    "ms": "" if o.over_ms is None else o.over_ms,
-                   "text": "over the limit" if o.over_ms is not None else "never pressed",
+                   "text": "never pressed: over the limit up to the session's last record"
+                   if o.unfinished else "over the limit",
                    "t_ms": "" if o.expired_t is None else o.expired_t,
                    "time_of_day": _day(o.expired_time)}
         for p in tg.pauses:
