@@ -281,6 +281,15 @@ def test_round_start_command_on_ports(tmp_path):
         assert all(r.get("round") == 1 for r in mine[names.index("round"):])
 
 
+def test_virtual_clocks_never_replace_a_ports_file(tmp_path, script):
+    ports = tmp_path / "ports.txt"
+    ports.write_text("/dev/ttyUSB0\n")
+    res = run_cli("virtual-clocks", "--tables", "2", "--script", script("100 end\n"),
+                  "--ports-file", str(ports))
+    assert res.returncode == 2 and "--force" in res.stderr
+    assert ports.read_text() == "/dev/ttyUSB0\n"
+
+
 @pytest.mark.parametrize("args, words", [
     (["--round", "0", "--port", "/dev/null", "--out", "x.jsonl"], "1 to 999"),
     (["--round", "3", "--out", "x.jsonl"], "--port"),

@@ -161,5 +161,14 @@ def test_round_report_bad_input(logs, tmp_path):
     assert res.returncode == 2 and "--round N" in res.stderr
     res = run_cli("report", "--round", "0", hall)
     assert res.returncode == 2 and "1 to 999" in res.stderr
-    for r in (res,):
-        assert "Traceback" not in r.stderr
+    assert "Traceback" not in res.stderr
+    # nothing written over: an existing CSV stays unless --force
+    old = tmp_path / "old.csv"
+    old.write_text("keep me\n")
+    res = run_cli("report", "--round", "3", hall, "--csv", str(old))
+    assert res.returncode == 2 and "--force" in res.stderr
+    assert old.read_text() == "keep me\n"
+    res = run_cli("report", "--round", "3", hall, "--csv", str(old), "--force")
+    assert res.returncode == 0 and old.read_text().startswith("round,kind,table")
+    res = run_cli("report", "--round", "3", hall, "--csv", hall)
+    assert res.returncode == 2 and "input" in res.stderr

@@ -303,18 +303,19 @@ def csv_rows(n, tables):
                    "t_ms": p.t_ms, "time_of_day": _day(p.host_time)}
 
 
-def write_csv(n, tables, path):
-    try:
-        with open(path, "w", newline="", encoding="utf-8") as f:
-            w = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
-            w.writeheader()
-            for row in csv_rows(n, tables):
-                w.writerow(row)
-    except OSError as exc:
-        raise BadInput(f"{path}: cannot write the CSV ({exc.strerror})") from None
+def write_csv(n, tables, path, force=False):
+    """The CSV, written whole or not at all (outfiles.write_file)."""
+    from .outfiles import write_file
+
+    def write(f):
+        w = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
+        w.writeheader()
+        for row in csv_rows(n, tables):
+            w.writerow(row)
+    write_file(path, write, force=force, what="CSV")
 
 
-def write_plot(n, tables, path):
+def write_plot(n, tables, path, force=False):
     """One hall-wide plot: the time used per move on every table (a line per
     table; overtime moves marked red), the move limit dashed."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -345,7 +346,6 @@ def write_plot(n, tables, path):
     ax.set_title(f"round {n}: time used per move, all tables (red rings: overtime)", loc="left")
     ax.legend(loc="upper left", fontsize=7, ncols=max(1, min(8, len(tables))))
     fig.tight_layout()
-    try:
-        fig.savefig(path, format="png")
-    except OSError as exc:
-        raise BadInput(f"{path}: cannot write the plot ({exc.strerror})") from None
+    from .outfiles import write_file
+    write_file(path, lambda f: fig.savefig(f, format="png"), force=force, binary=True,
+               what="plot")

@@ -49,6 +49,8 @@ def register(sub):
                    help="device time per real time (default 1; 100 plays 10 minutes in 6 s)")
     v.add_argument("--ports-file", required=True, metavar="FILE",
                    help="where the clocks' port paths go")
+    v.add_argument("--force", action="store_true",
+                   help="replace an existing --ports-file")
     v.add_argument("--detach", action="store_true",
                    help="run in the background: return once the ports are there")
     v.set_defaults(func=cmd_virtual_clocks)
@@ -143,9 +145,8 @@ def cmd_virtual_clocks(args):
                        f"or {args.tables} times")
     loaded = [scenario.load(p) for p in args.script]
     scripts = [loaded[i if len(loaded) > 1 else 0] for i in range(args.tables)]
-    folder = os.path.dirname(os.path.abspath(args.ports_file))
-    if not os.path.isdir(folder):
-        raise BadInput(f"--ports-file {args.ports_file}: the folder {folder} does not exist")
+    from ..outfiles import check_outputs, write_file
+    check_outputs([("--ports-file", args.ports_file)], inputs=args.script, force=args.force)
     ready = None
     if args.detach:
         r, w = os.pipe()
@@ -166,10 +167,8 @@ def cmd_virtual_clocks(args):
     try:
         threads, fds, paths = start_virtual_clocks(args.mode, parse(args.mode, []), scripts,
                                                    speed=args.speed)
-        tmp = args.ports_file + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write("".join(p + "\n" for p in paths))
-        os.replace(tmp, args.ports_file)
+        write_file(args.ports_file, lambda f: f.write("".join(p + "\n" for p in paths)),
+                   force=args.force, what="ports file")
         if ready is not None:
             os.write(ready, b"1")
             os.close(ready)
@@ -197,13 +196,17 @@ def cmd_report_round(args):
         raise BadInput("several logs: give --round N (the round's report across the logs)")
     check_round(args.round)
     logs = [args.log] + list(args.more_logs)
+    from ..outfiles import check_outputs  # nothing written over (docs/contract.md)
+    check_outputs([(o, p) for o, p in (("--csv", args.csv), ("--plot", args.plot)) if p],
+                  inputs=logs, force=getattr(args, "force", False))
     tables = roundreport.load_round(args.round, logs)
     roundreport.print_round(args.round, tables)
     if args.csv:
-        roundreport.write_csv(args.round, tables, args.csv)
+        roundreport.write_csv(args.round, tables, args.csv, force=getattr(args, "force", False))
         print(f"CSV written to {args.csv}")
     if args.plot:
-        roundreport.write_plot(args.round, tables, args.plot)
+        roundreport.write_plot(args.round, tables, args.plot,
+                               force=getattr(args, "force", False))
         print(f"plot written to {args.plot}")
     return 0
 
