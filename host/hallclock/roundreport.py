@@ -217,11 +217,18 @@ def _day(host_time):
     return str(host_time).split("T", 1)[1].rstrip("Z")
 
 
-def print_round(n, tables, console=None):
+def print_round(n, tables, console=None, games=True):
     from rich.console import Console
     from rich.table import Table
 
     console = console or Console()
+    _print_summary(n, tables, console, Table)
+    if games:
+        console.print(f"[bold]The games of round {n}, table by table[/bold]")
+        report.print_report([g for tg in tables for g in tg.games], console)
+
+
+def _print_summary(n, tables, console, Table):
     console.print(f"[bold]Round {n}[/bold]: {len(tables)} table(s)")
     t = Table(title=f"round {n}: the games", title_justify="left")
     for col in ("table", "mode", "moves", "A used", "B used", "overtimes", "pauses",
