@@ -389,3 +389,52 @@ def test_round_start_over_the_broker(tmp_path):
         assert "round" in names and names[-1] == "end"
         assert mine[names.index("round")]["elapsed_ms"] == 0
         assert all(r.get("round") == 6 for r in mine[names.index("round"):])
+
+
+def test_a_clock_that_drops_out_is_lost_on_the_console(tmp_path):
+    """A clock's cable pulled mid-round (its pty closed): ``round start``
+    marks its link lost in the status file, and the console's grid shows it
+    lost with the time it was last heard; the other clock stays connected."""
+    from hallclock import refconsole
+    out = tmp_path / "round8.jsonl"
+    fds, threads = [], []
+    devs = [_device(c, "60000 end\n", sid, fds) for c, sid in (("t1", "f8000001"),
+                                                               ("t2", "f8000002"))]
+    logger = Logger([d[2] for d in devs], str(out))
+    logger.open()
+    rc = roundctl.RoundControl(logger, 8, log_path=str(out))
+    t0 = time.monotonic()
+    try:
+        for runner, master, _p in devs:
+            th = hall_mod._Device(runner, master, t0, 5.0)
+            th.start()
+            threads.append(th)
+        rc.wait_heard(logger, 5.0)
+        rc.start()
+        tail = refconsole.RoundTail(str(out))
+
+        def rows():
+            return {t["clock"]: t for t in refconsole.grid(tail, time.time())["tables"]}
+
+        def until(cond):
+            limit = time.monotonic() + 20
+            while not cond():
+                assert time.monotonic() < limit
+                logger.poll(0.02)
+                rc.service()
+
+        until(lambda: {c: r["round"] for c, r in rows().items()} == {"t1": 8, "t2": 8})
+        assert not any(r["lost"] for r in rows().values())
+        threads[1].halt = True  # t2's cable is pulled: its line goes away
+        threads[1].join(5)
+        for fd in fds[2:4]:
+            os.close(fd)
+        until(lambda: rows()["t2"]["lost"])
+        assert rows()["t2"]["last_heard"] and rows()["t2"]["status"] == "lost"
+        assert not rows()["t1"]["lost"]
+    finally:
+        for th in threads:
+            th.halt = True
+        logger.close()
+        for fd in fds[:2]:
+            os.close(fd)
