@@ -100,8 +100,10 @@ def test_device_answers_who_and_ignores_noise(tmp_path):
     uart = FakeUART()
     dev = DeviceLink(uart, "00000001", "t1", "scrabble", SETTINGS, "v", 0)
     uart.take()
-    uart.feed(b"garbage\n" + b"x" * 500 + b"\nA 00000001 1*00000000\n" + protocol.who())
-    for t in range(10, 300, 10):  # 64 bytes are read per poll
+    data = b"garbage\n" + b"x" * 500 + b"\nA 00000001 1*00000000\n" + protocol.who()
+    for t in range(10, 300, 10):  # 64 bytes arrive and are read per poll
+        uart.feed(data[:64])
+        data = data[64:]
         poll(dev, t)
     out = uart.take()
     assert out.startswith(b"H 00000001 t1 scrabble v 2*")

@@ -1,5 +1,6 @@
-"""The firmware on real MicroPython (the webassembly port on node):
-identical logs on both interpreters for every mode, an allocation-free
+"""The firmware on real MicroPython (the webassembly port on node, and the
+unix port as its own process with a board-sized heap): identical logs on
+every interpreter for every mode, an allocation-free
 steady-state tick, the heap budget, and `make deploy` onto a virtual board."""
 import os
 import pathlib
@@ -40,7 +41,7 @@ def test_same_log_on_cpython_and_micropython(tmp_path, mode, script, extra):
     else:
         path = SAMPLES / script
     logs = {}
-    for interp in ("cpython", "micropython"):
+    for interp in ("cpython", "micropython", "micropython-unix"):
         out = tmp_path / f"{interp}.jsonl"
         res = run_cli("simulate", "--script", str(path), "--out", str(out), "--mode", mode,
                       "--interpreter", interp, *extra)
@@ -49,6 +50,7 @@ def test_same_log_on_cpython_and_micropython(tmp_path, mode, script, extra):
     assert len(logs["cpython"]) > 5
     assert logs["cpython"][-1]["event"] == "end"
     assert logs["micropython"] == logs["cpython"]
+    assert logs["micropython-unix"] == logs["cpython"]
 
 
 @pytest.mark.parametrize("start", [0, (1 << 30) - 30000])

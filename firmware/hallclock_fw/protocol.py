@@ -30,6 +30,9 @@ Host -> device:
                       take these settings (only while no game runs)
     N <round> <elapsed_ms>
                       round <round> started <elapsed_ms> ago (0: now, the START)
+    M                 maintenance: hand the console back (the clock stops
+                      its loop, turns Ctrl-C back on, and leaves the REPL to
+                      mpremote; docs/protocol.md "Maintenance")
 
 Integers are ``-?[0-9]{1,10}`` (ASCII only) and within +-2147483647:
 ``to_int`` is the one parser of that grammar, on every interpreter.
@@ -163,11 +166,16 @@ def round_start(number, elapsed_ms):
     return frame(("N %d %d" % (number, elapsed_ms)).encode())
 
 
+def maintenance():
+    return frame(b"M")
+
+
 # -- checking and decoding -------------------------------------------------
 # H: 6 tokens in this grammar; 5 (a first-version clock without <proto>) and up to
 # 8 are still read, so the host can name the version it does not know and refuse it.
 _ARITY = {"H": (5, 8), "G": (3, 3), "E": (9, 10), "A": (3, 3), "R": (3, 3), "W": (1, 1),
-          "C": (3, 3), "S": (4, 3 + MAX_VALUES), "K": (3, 3), "N": (3, 3)}
+          "C": (3, 3), "S": (4, 3 + MAX_VALUES), "K": (3, 3), "N": (3, 3),
+          "M": (1, 1)}
 
 
 def check(tokens):

@@ -30,6 +30,7 @@ class Session:
         self.restore = None  # the S frame to send (bytes) until the clock takes it
         self.restore_next = 0.0
         self.restore_tries = 0
+        self.round = None  # the round this session's game belongs to (tag_round)
 
 
 def game_state(records):
@@ -71,6 +72,17 @@ def game_state(records):
     if running:
         used += last_t - t0
     return mode, stext, move, player, limit - used
+
+
+# -- running a round: the round tag ------------------------------------------
+def tag_round(session, record):
+    """From a session's ``round`` event on (the clock took the round number
+    from the host), every record of that game carries ``round``.  A new
+    session (a reboot) is a new game: untagged until it learns the round."""
+    if record.get("event") == "round" and isinstance(record.get("round"), int):
+        session.round = record["round"]
+    if session.round is not None:
+        record["round"] = session.round
 
 
 class HostLink:
@@ -173,6 +185,7 @@ class HostLink:
                 s = Session(sid, clock, mode)
                 s.expected = self.writer.last_seq(clock, sid) + 1
                 s.ended = self.writer.has_end(clock, sid)
+                s.round = self.writer.rounds.get((clock, sid))
                 self.sessions[sid] = s
                 self._new_session(s)
             self.current = s
@@ -258,6 +271,7 @@ class HostLink:
             except ValueError:
                 record["settings"] = {"raw": stext}
         record.update(values)
+        tag_round(s, record)
         record["session"] = s.sid
         record["host_time"] = host_time()
         self.writer.add(record)
