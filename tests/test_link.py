@@ -113,7 +113,7 @@ def test_device_answers_who_and_ignores_noise(tmp_path):
 def test_restore_frame_reaches_the_app(tmp_path):
     uart = FakeUART()
     dev = DeviceLink(uart, "00000001", "t1", "scrabble", SETTINGS, "v", 0)
-    uart.feed(protocol.restore("scrabble", SETTINGS, (7, 0, 45000, 0, 0, -1, -1, 0)))
+    uart.feed(protocol.restore("scrabble", SETTINGS, 7, 0, 45000, 0, 0, -1, -1, 0))
     while not poll(dev, 10):
         pass
     assert dev.next_command()[3:] == ["7", "0", "45000", "0", "0", "-1", "-1", "0"]
@@ -124,7 +124,8 @@ def test_torn_tail_is_cut_and_the_resume_index_read(tmp_path):
     path = tmp_path / "log.jsonl"
     w = LogWriter(str(path))
     for seq in (1, 2, 3):
-        w.write({"clock": "c", "seq": seq, "t_ms": seq, "event": "turn", "session": "s"})
+        w.write({"clock": "c", "seq": seq, "t_ms": seq, "event": "turn", "player": "A",
+                 "move": seq, "limit_ms": 120000, "session": "s"})
     w.close()
     with open(path, "ab") as f:
         f.write(b'{"clock": "c", "seq": 4, "t_ms"')  # killed mid-write
@@ -352,12 +353,12 @@ GOLDEN = [
     (lambda: protocol.who(), b"W*270d2bda\n"),
     (lambda: protocol.command(3), b"C 3 0*ec33357d\n"),
     (lambda: protocol.command(2, True), b"C 2 1*9af66fdc\n"),
-    (lambda: protocol.restore("scrabble", SETTINGS, (14, 1, 45000, 0, 3, 1620000, -1, 0)),
+    (lambda: protocol.restore("scrabble", SETTINGS, 14, 1, 45000, 0, 3, 1620000, -1, 0),
      b"S scrabble move_s=120;warn_s=30,20,10;round_min=40;round_warn_min=10 "
      b"14 1 45000 0 3 1620000 -1 0*44f8bb32\n"),
     (lambda: protocol.configure("duplicate", "move_s=180;announce_s=120,60,30"),
      b"K duplicate move_s=180;announce_s=120,60,30*a8c8cac1\n"),
-    (lambda: protocol.round_start(3, 754000), b"N 3 754000*f7f43c1e\n"),
+    (lambda: protocol.round_number(3, 754000), b"N 3 754000*f7f43c1e\n"),
 ]
 
 
@@ -396,8 +397,8 @@ def test_host_refuses_a_protocol_it_does_not_know_and_says_so_once(tmp_path):
 
 # -- every command taken, in order ------------------------------------------------------
 COMMANDS = [protocol.command(3), protocol.command(4), protocol.command(0),
-            protocol.round_start(1, 0), protocol.command(1, True),
-            protocol.restore("scrabble", SETTINGS, (3, 0, 5000, 0, 0, -1, -1, 0)),
+            protocol.round_number(1, 0), protocol.command(1, True),
+            protocol.restore("scrabble", SETTINGS, 3, 0, 5000, 0, 0, -1, -1, 0),
             protocol.command(2), protocol.configure("scrabble", SETTINGS),
             protocol.command(4), protocol.command(3)]
 
@@ -414,7 +415,12 @@ def _drain(dev, writes):
     collect every command in the order the link hands them out."""
     got = []
     for data in writes:
-        dev.uart.feed(data)
+        # the bytes of one write reach the console's small buffer as the line
+        # brings them (115200 baud) while the loop reads 64 bytes a pass
+        while data:
+            dev.uart.feed(data[:64])
+            data = data[64:]
+            dev.receive(0)
         while dev.uart.any():
             dev.receive(0)
         cmd = dev.next_command()
@@ -453,7 +459,7 @@ def _runner():
 
 def _pass(r, data):
     r.feed(data)
-    while r.uart.inbox:
+    while r.uart.waiting():
         r.step()
 
 
@@ -468,7 +474,7 @@ def test_start_and_gong_in_one_write_both_sound():
 
 def test_a_restore_then_a_press_in_one_write_keeps_both():
     r = _runner()
-    _pass(r, protocol.restore("scrabble", SETTINGS, (5, 1, 60000, 0, 0, -1, -1, 0))
+    _pass(r, protocol.restore("scrabble", SETTINGS, 5, 1, 60000, 0, 0, -1, -1, 0)
           + protocol.command(1))
     core = r.app.core
     # move 5 of B was restored, then B's press ended it: A's move 6 runs
@@ -481,11 +487,13 @@ def test_a_burst_of_500_who_frames_stays_within_the_budget_per_pass():
     dev = DeviceLink(uart, "00000001", "t1", "scrabble", SETTINGS, "v", 0)
     for i in range(20):
         dev.emit(i, EV_TURN, 0, i + 1, 120000, 0)
-    uart.feed(protocol.who() * 500)
+    burst = protocol.who() * 500
     passes = hellos = 0
     now = 0
-    while uart.any() or dev.next_send <= dev.seq or dev.hello_owed:
+    while burst or uart.any() or dev.next_send <= dev.seq or dev.hello_owed:
         now += 20
+        uart.feed(burst[:64])  # as fast as the line brings it, and the pass reads it
+        burst = burst[64:]
         dev.receive(now)
         dev.send(now)
         out = uart.take()

@@ -255,7 +255,7 @@ class HostLink:
                     start = settings_mod.bank_ms(settings_mod.parse_text(mode, stext))
                     values = (move, player, left if player == 0 else start,
                               left if player == 1 else start, 0, 0, 0, 0)
-                s.restore = protocol.restore(mode, stext, values)
+                s.restore = protocol.restore(mode, stext, *values)
                 # before the ack of the hello: the clock takes it before its first move
                 self.poll()
 
