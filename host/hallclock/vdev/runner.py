@@ -27,6 +27,7 @@ DONE = 1
 WAITING = 2  # the scenario has ended; events still unacknowledged
 HANDED_BACK = 3  # the host took the console (M frame): the clock has stopped
 PACED = 4  # no pass: simulated time would outrun real time while events wait (pace)
+PACE_GRACE_MS = 250  # real ms simulated time waits for the host's ack before it runs on
 
 
 def session_after(sid):
@@ -167,7 +168,11 @@ class Runner:
             return
         if self._anchor is None:
             self._anchor = (real_ms, self.last_ms)
-        self.cap = self._anchor[1] + (real_ms - self._anchor[0])
+        # For the first PACE_GRACE_MS of the wait simulated time stands still:
+        # a host that answers within it (every host on this machine) is heard
+        # at the same simulated moment on every run, so logs are reproducible.
+        waited = real_ms - self._anchor[0] - PACE_GRACE_MS
+        self.cap = self._anchor[1] + (waited if waited > 0 else 0)
 
     def step(self):
         """One pass of the device loop at the current time, then move time on.
@@ -179,9 +184,12 @@ class Runner:
                 self._anchor = None
             elif not self.uart.waiting():
                 return PACED
+        wake = -1
         if self.cap is not None and self.ms > self.cap:
-            # host bytes wake the loop (hw.wait), at the time real time allows
-            self.ms = self.cap if self.cap > self.last_ms else self.last_ms + 1
+            # host bytes wake the loop in its sleep (hw.wait), at the time real
+            # time allows; the pass it slept for stays where it was
+            wake = self.ms
+            self.ms = self.cap if self.cap > self.last_ms else self.last_ms
         self.last_ms = self.ms
         self.clock.now = self.now()
         self._apply()
@@ -192,7 +200,13 @@ class Runner:
             return HANDED_BACK
         if self.ended:
             return DONE if self.app.idle() else WAITING
-        self.ms = self._next_ms()
+        if wake < 0:
+            self.ms = self._next_ms()
+        elif self.period is None:  # event-driven: the woken pass may have moved the next
+            nxt = self._next_ms()
+            self.ms = nxt if nxt < wake else wake
+        else:  # a jittered loop keeps its own rhythm (no extra draw)
+            self.ms = wake
         return RUNNING
 
     def advance(self, ms):
