@@ -72,6 +72,8 @@ class UnixHW(Runner):
         self.high_water = 0
         self.max_pass_alloc = 0
         self.longest_collect_us = 0
+        self.collect_total_us = 0  # the loop's collections (no list: it would take heap)
+        self.collect_n = 0
         Runner.__init__(self, mode, settings, actions, clock=clock, sid=sid,
                         start_ticks=start_ticks, period=period)
 
@@ -186,6 +188,7 @@ class UnixHW(Runner):
                 "max_pass_alloc": self.max_pass_alloc, "passes": self.passes,
                 "heap_after_start": self.heap_after_start, "heap_total": gc.mem_free() +
                 gc.mem_alloc(), "longest_collect_us": self.longest_collect_us,
+                "mean_collect_us": self.collect_total_us // (self.collect_n or 1),
                 "threshold": gc.threshold(), "firmware_from": device.__file__,
                 "modules_after_start": self.modules_after_start,
                 "free_end": gc.mem_free(), "alloc_end": gc.mem_alloc(),
@@ -308,6 +311,8 @@ def _timed_collect(hw):
         done = inner(now, due, events)
         if done:
             t = time.ticks_diff(time.ticks_us(), t0)
+            hw.collect_total_us += t
+            hw.collect_n += 1
             if t > hw.longest_collect_us:
                 hw.longest_collect_us = t
         return done
