@@ -70,10 +70,13 @@ def test_heap_lock_check_catches_an_allocating_tick():
     assert res["failed_at"] == 0  # the very first pass allocated
 
 
-# The issue's goal is 32 KiB; the firmware is at about 42 KiB (docs/benchmarks.md
+# The issue's goal is 32 KiB; the firmware is at about 47 KiB (docs/benchmarks.md
 # explains where it goes and what would meet the goal).  This bound stops it
 # from growing unnoticed; `make bench` reports the figure against the goal.
-HEAP_BUDGET = 46 * 1024
+# 46 -> 47 KiB: the cores' snapshot/restore, the host's settings and round
+# frames, the ordered command queue and the strict integer grammar (+3.2 KB,
+# after moving the host-only settings JSON out of the firmware).
+HEAP_BUDGET = 47 * 1024
 
 
 def test_firmware_heap_after_importing_every_module():

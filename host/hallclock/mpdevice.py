@@ -70,11 +70,14 @@ def vm_error(exc):
     first = str(exc).strip().splitlines()
     why = first[0] if first else type(exc).__name__
     if isinstance(exc, MPVMSetupError):
-        return HallclockError(f"--interpreter micropython cannot start: {why}")
-    last = first[-1] if first else why
-    return HallclockError(f"the MicroPython VM (webassembly, on node) failed: {last}. "
-                          "Run again; if it repeats, compare with --interpreter cpython "
-                          "or micropython-unix")
+        err = HallclockError(f"--interpreter micropython cannot start: {why}")
+    else:
+        last = first[-1] if first else why
+        err = HallclockError(f"the MicroPython VM (webassembly, on node) failed: {last}. "
+                             "Run again; if it repeats, compare with --interpreter cpython "
+                             "or micropython-unix")
+    err.vm_exc = exc  # what the VM raised, for a caller (or a test) that looks closer
+    return err
 
 
 class MicroPythonRunner:
@@ -96,6 +99,7 @@ class MicroPythonRunner:
         self.acked = 0  # highest seq the host has acknowledged
         self._rx = bytearray()
         self._tx = bytearray()
+        self._paced = False  # the Runner in the VM has a pace cap set
 
     def _scan(self, buf, data, kind):
         buf.extend(data)
@@ -133,6 +137,12 @@ class MicroPythonRunner:
         status, out = self._vm(self.vm.step, BATCH)
         self._collect(out)
         return status
+
+    def pace(self, real_ms):
+        """``Runner.pace`` inside the VM (a round trip only while events wait)."""
+        if self._paced or self.pending():
+            self.vm.exec(f"runner.pace({int(real_ms)})")
+            self._paced = self.pending()
 
     def advance(self, ms):
         self._vm(self.vm.exec, f"runner.ms += {int(ms)}")

@@ -5,7 +5,8 @@ It gets the hardware as one object (``hw/esp32.py`` builds the real one; tests
 build one on fake pins), so this module never imports ``machine``:
 
     hw.panel            the front panel (hw/panel.py)
-    hw.uart             the link to the host: any(), readinto(buf), write(data)
+    hw.uart             the link to the host: any(), readinto(buf), write(data),
+                        kbd_intr(char) (the console's Ctrl-C: -1 off, 3 on)
     hw.ticks_ms()       the millisecond tick counter
     hw.wait(due)        sleep until tick ``due``, a button edge or host bytes
     hw.read_config()    the text of hallclock.cfg, or None
@@ -13,6 +14,7 @@ build one on fake pins), so this module never imports ``machine``:
     hw.session_id()     8 hex digits, new at every power-on
     hw.console(text)    a line for a person on the USB console (not on the tick path)
     hw.set_brightness(level)
+    hw.use_network(cfg)  optional: hw.uart becomes the hall-network link (hw/wifi.py)
 
 Garbage collection happens at moments the loop chooses (docs/micropython.md,
 "GC at our moments"): ``gc_setup`` at boot reserves the emergency exception
@@ -27,7 +29,7 @@ from micropython import const
 
 from ..app import App
 from ..core.timing import ticks_diff
-from ..events import BTN_START, EV_REFUSED
+from ..events import BTN_PAUSE, BTN_START, EV_REFUSED
 
 _GC_IDLE_MS = const(50)  # collect only when the next pass is at least this far away
 _GC_EVERY_MS = const(900)  # ... and at most about once a second
@@ -91,6 +93,24 @@ def idle_collect(now, due, events=0):
     return True
 
 
+# The link is the MicroPython console (docs/hardware.md "The console"): while
+# the clock runs a 0x03 on it is a byte of line noise, not Ctrl-C.
+_KBD_OFF = const(-1)
+_KBD_CTRL_C = const(3)
+
+
+def make_app(panel, uart, mode, settings, clock, sid, now):
+    """The clock on its link, the console's keyboard interrupt off.  The board
+    (``start``) and the virtual device (vdev/runner.py) both build it here."""
+    uart.kbd_intr(_KBD_OFF)
+    return App(panel, uart, mode, settings, clock, sid, now)
+
+
+def hand_back(uart):
+    """The console back to the REPL: Ctrl-C works again (mpremote needs it)."""
+    uart.kbd_intr(_KBD_CTRL_C)
+
+
 def selftest(hw, now):
     """Run the self-test until a long press of START ends it."""
     from .selftest import SelfTest
@@ -118,7 +138,9 @@ def start(hw):
         now = hw.ticks_ms()
     if cfg.error is not None:
         hw.console("hallclock: " + cfg.error + " (using the defaults)")
-    app = App(hw.panel, hw.uart, cfg.mode, cfg.settings, cfg.clock, hw.session_id(), now)
+    if cfg.net is not None and hasattr(hw, "use_network"):
+        hw.use_network(cfg)  # the hall network (Wi-Fi) instead of the USB serial link
+    app = make_app(hw.panel, hw.uart, cfg.mode, cfg.settings, cfg.clock, hw.session_id(), now)
     if cfg.error is not None:
         hw.panel.signal(EV_REFUSED, -1, 0, 0, now)  # audible: the file was not used
     _forget("hallclock_fw.hw.selftest")
@@ -129,10 +151,12 @@ def start(hw):
 def loop(hw, app, passes=-1):
     """The device loop: one pass, then sleep until the app's next wake-up (a
     deadline, a signal edge, a display change) or a button or host byte.
-    ``passes`` < 0: for ever (tests give a number)."""
+    ``passes`` < 0: for ever (tests give a number).  Ends early when the host
+    asked for the console (an ``M`` frame, docs/protocol.md "Maintenance")."""
     ticks_ms = hw.ticks_ms
     wait = hw.wait
-    while passes != 0:
+    link = app.link
+    while passes != 0 and not link.maintenance:
         now = ticks_ms()
         app.step(now)
         due = app.next_wake(now)
@@ -143,4 +167,16 @@ def loop(hw, app, passes=-1):
 
 
 def run(hw):
-    loop(hw, start(hw))
+    """The clock until the host asks for the console; then back to main.py
+    and the REPL.  PAUSE held at power-on: no clock, the console stays with
+    the REPL (maintenance when the firmware itself is broken)."""
+    if hw.panel.buttons.held_now(BTN_PAUSE):
+        hw.console("hallclock: PAUSE held at power-on: the console is left to the REPL")
+        return
+    app = start(hw)
+    try:
+        loop(hw, app)
+    finally:  # a crash too: main.py's 3 s before the reset can be Ctrl-C'd
+        hand_back(hw.uart)
+    hw.console("hallclock: console handed back for maintenance; the clock has stopped "
+               "(reset the board to start it again)")
