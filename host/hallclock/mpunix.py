@@ -143,7 +143,10 @@ class UnixDevice:
                            silence_s * 1000, account, romfs=romfs, gc_policy=gc_policy)
         env = dict(os.environ)
         env["MICROPYPATH"] = str(device_tree())  # with romfs, /rom comes first on sys.path
-        self.cmd = [binary(), "-X", heap_option(self.heap_kib), "-c", code]
+        heap = vm_heap_bytes(self.heap_kib)
+        if romfs:  # a board maps the image from flash; here it is read into the heap
+            heap += os.path.getsize(romfs) + 1024
+        self.cmd = [binary(), "-X", f"heapsize={heap}", "-c", code]
         self.env = env
         self.pass_fds = tuple(pass_fds)
         self.proc = None

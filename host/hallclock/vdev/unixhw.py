@@ -5,11 +5,12 @@ whose pins, outputs and displays are the fakes of ``fakes.py`` and whose link
 is a pty (or serial port) this process opens itself.
 
 Simulated time, as in ``hallclock.virtual.pump``: ``wait(due)`` moves the
-bytes between the firmware's UART buffer and the line, waits (real time) up
-to ``ack_wait_ms`` for the host's acknowledgement of a new event, then jumps
-simulated time to the next deadline, button edge or scenario action.  After
-the scenario's ``end`` time runs at the real rate until the host has every
-event.  Runs only on the MicroPython unix port (``select.poll`` on a file,
+bytes between the firmware's UART buffer (the strict console of
+``fakes.FakeUART``) and the line, then jumps simulated time to the next
+deadline, button edge, host byte or scenario action -- no faster than real
+time while events wait for the host's acknowledgement (``Runner.pace``).
+After the scenario's ``end`` time runs at the real rate until the host has
+every event.  Runs only on the MicroPython unix port (``select.poll`` on a file,
 ``termios``); CPython never imports it.
 """
 import gc
@@ -25,6 +26,7 @@ from .runner import Runner
 EXIT_SILENT = 3  # the host was silent for silence_ms
 EXIT_MEMORY = 4  # MemoryError: the heap is too small
 _LINE_BUFFER = 1024  # bytes the line holds for a host that does not read
+_SWEPT = 512  # X (see account_pass) grew this much in a pass: a collection swept
 
 
 class Done(Exception):
@@ -44,17 +46,15 @@ class UnixHW(Runner):
     around the scenario Runner's fake pins and schedule."""
 
     def __init__(self, link, mode, settings, actions, clock, sid, start_ticks=0,
-                 period=None, silence_ms=30000, ack_wait_ms=50, account=False):
+                 period=None, silence_ms=30000, account=False):
         self.line = link
         self.poller = select.poll()
         self.poller.register(link, select.POLLIN)
         self.rxbuf = bytearray(256)
         self.pending_out = b""
         self.silence_ms = silence_ms
-        self.ack_wait_ms = ack_wait_ms
         self.last_contact = time.ticks_ms()
         self.last_real = self.last_contact
-        self.seen = 0
         self.booted = 0
         self.panel = None
         self.reserve = None
@@ -66,7 +66,9 @@ class UnixHW(Runner):
         self.prev_total = micropython.mem_total()
         self.since_collect = 0  # bytes allocated since the loop's last collection
         self.gross_max = 0
-        self.gross_max_at = 0
+        self.pass_x = 0
+        self.auto_collections = 0  # passes in which a collection swept garbage
+        self.rounding_max = 0  # the largest change of X without one (block rounding)
         self.min_free = 1 << 30
         self.own_collections = 0
         self.high_water = 0
@@ -146,21 +148,27 @@ class UnixHW(Runner):
         if self.account:
             self.pass_start = gc.mem_alloc()
             self.pass_runs = device.GC[0]
+            self.pass_x = micropython.mem_current() - self.pass_start
 
     def account_pass(self):
-        """After a pass (and the loop's own idle collection, if any).
+        """After a pass (and the loop's own idle collection, if any): did a
+        collection the loop did not start fall inside the pass?
 
-        MicroPython collects on its own only when an allocation fails or when
-        more than ``gc.threshold()`` bytes were allocated since the last
-        collection.  ``micropython.mem_total()`` counts every byte ever
-        allocated, so the bytes allocated since the loop's last collection are
-        known at every pass end; together with the heap's lowest free figure
-        they show whether an automatic collection could have fallen inside a
-        pass (``gross_max`` against ``threshold``, ``min_free``)."""
+        ``micropython.mem_current()`` counts the bytes allocated less those
+        freed explicitly (``m_free``: call states, reallocations); a
+        collection's sweep frees blocks without it.  ``gc.mem_alloc()`` counts
+        the blocks in use.  So ``X = mem_current - mem_alloc`` changes within
+        a pass only by block rounding (tens of bytes) -- unless a collection
+        swept garbage, which makes it jump by what it swept.  A pass whose X
+        grew by more than ``_SWEPT`` saw a collection; the loop's own one comes
+        after the pass (``device.GC[1]`` is the heap just before it).
+
+        Also kept: the bytes allocated between two of the loop's collections
+        (``micropython.mem_total()``, every allocation, the harness's included),
+        against ``gc.threshold()``."""
+        cur = micropython.mem_current()
         total = micropython.mem_total()
         used = gc.mem_alloc()
-        # every byte since the last account, the harness's own between passes
-        # included (they count towards the threshold too)
         self.since_collect += total - self.prev_total
         self.prev_total = total
         gross = self.since_collect
@@ -170,9 +178,13 @@ class UnixHW(Runner):
             self.since_collect = 0
         else:
             end = used
+        dx = (cur - end) - self.pass_x
+        if dx > _SWEPT:
+            self.auto_collections += 1
+        elif dx > self.rounding_max:
+            self.rounding_max = dx
         if gross > self.gross_max and not self.ended:  # the game, not the wait after it
             self.gross_max = gross
-            self.gross_max_at = self.ms
         if end - self.pass_start > self.max_pass_alloc:
             self.max_pass_alloc = end - self.pass_start
         if end > self.high_water:
@@ -184,7 +196,9 @@ class UnixHW(Runner):
     def report(self):
         from hallclock_fw.hw.device import GC
         return {"own_collections": self.own_collections, "loop_collections": GC[0],
-                "gross_max": self.gross_max, "gross_max_at_ms": self.gross_max_at, "min_free": self.min_free, "high_water": self.high_water,
+                "auto_collections": self.auto_collections, "rounding_max": self.rounding_max,
+                "gross_max": self.gross_max, "min_free": self.min_free,
+                "high_water": self.high_water,
                 "max_pass_alloc": self.max_pass_alloc, "passes": self.passes,
                 "heap_after_start": self.heap_after_start, "heap_total": gc.mem_free() +
                 gc.mem_alloc(), "longest_collect_us": self.longest_collect_us,
@@ -208,6 +222,15 @@ class UnixHW(Runner):
                 out = out[:_LINE_BUFFER]
         self.pending_out = out
 
+    def flush(self, limit_ms=2000):
+        """Send what is left (the firmware's last words) before stopping."""
+        t0 = time.ticks_ms()
+        while True:
+            self._write()
+            if not self.pending_out or time.ticks_diff(time.ticks_ms(), t0) > limit_ms:
+                return
+            self._read(20)
+
     def _read(self, ms):
         got = False
         rx = self.rxbuf
@@ -222,35 +245,54 @@ class UnixHW(Runner):
         return got
 
     def wait(self, due):
+        """After a pass: move time on as ``hallclock.virtual.pump`` does for the
+        Runner (pace, host bytes, the real-time wait after the end), then what
+        is due at the new time.  Raises Done when the host has every event."""
         if self.account:
             self.account_pass()
         self.passes += 1
         app = self.app
         if self.ended:
-            status = 2 if not app.idle() else 1
+            status = 1 if app.idle() else 2  # DONE / WAITING (vdev.runner)
         else:
             status = 0
-        self._write()
-        seq = app.link.seq
-        fresh = seq != self.seen
-        self.seen = seq
-        got = self._read(0)
-        if not got and (status != 0 or (fresh and self.pending())):
-            self._read(self.ack_wait_ms if status == 0 else 20)
-        while status == 1:  # ended, all acknowledged: flush and stop
-            if not self.pending_out:
-                raise Done()
-            self._write()
-            self._read(20)
-        real = time.ticks_ms()
-        if time.ticks_diff(real, self.last_contact) > self.silence_ms:
-            raise Silent()
-        if status == 0:
             self.ms = self._next_ms()
-        else:
-            step = time.ticks_diff(real, self.last_real)
-            self.ms += step if step > 0 else 1
+        while True:
+            self._write()
+            got = self._read(0)
+            if status == 1:  # ended, all acknowledged: flush and stop
+                if not self.pending_out:
+                    raise Done()
+                self._read(20)
+                continue
+            real = time.ticks_ms()
+            if time.ticks_diff(real, self.last_contact) > self.silence_ms:
+                raise Silent()
+            if status == 2:  # after the end: real time
+                if not got:
+                    self._read(20)
+                    real = time.ticks_ms()
+                self.cap = None
+                step = time.ticks_diff(real, self.last_real)
+                self.ms += step if step > 0 else 1
+                break
+            self.pace(real)  # simulated time no faster than real while events wait
+            cap = self.cap
+            if cap is not None and self.ms > cap:
+                if app.link.all_acked():
+                    self.cap = None
+                    self._anchor = None
+                elif not self.uart.waiting():
+                    self.last_real = real
+                    if not got:
+                        self._read(5)
+                    continue
+            cap = self.cap
+            if cap is not None and self.ms > cap:  # host bytes wake the loop now
+                self.ms = cap if cap > self.last_ms else self.last_ms + 1
+            break
         self.last_real = real
+        self.last_ms = self.ms
         self.clock.now = self.now()
         self._apply()  # may raise Rebooted
         self.mark_pass()
@@ -341,8 +383,13 @@ def main(link, scenario, clock, sid, start_ticks=0, period=None,
                 device.loop(hw, hw.app)
             except Rebooted:
                 hw.reboot_now()
+                continue
             except Done:
                 break
+            # the loop returned: the host took the console (M frame)
+            device.hand_back(hw.uart)
+            hw.flush()
+            break
     except Silent:
         sys.exit(EXIT_SILENT)
     except MemoryError as e:
