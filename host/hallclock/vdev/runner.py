@@ -182,10 +182,12 @@ class Runner:
             if self.app.link.all_acked():  # acknowledged since the last pace()
                 self.cap = None
                 self._anchor = None
-            elif not self.uart.waiting():
+            elif not self.uart.waiting() or self.period is not None:
+                # a jittered loop polls: host bytes wait for its next pass (and
+                # its pass times stay the same on every run and interpreter)
                 return PACED
         if self.cap is not None and self.ms > self.cap:
-            # host bytes wake the loop (hw.wait), at the time real time allows
+            # host bytes wake the event-driven loop (hw.wait), at the time real time allows
             self.ms = self.cap if self.cap > self.last_ms else self.last_ms + 1
         self.last_ms = self.ms
         self.clock.now = self.now()

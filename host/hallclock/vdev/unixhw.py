@@ -282,7 +282,7 @@ class UnixHW(Runner):
                 if app.link.all_acked():
                     self.cap = None
                     self._anchor = None
-                elif not self.uart.waiting():
+                elif not self.uart.waiting() or self.period is not None:
                     self.last_real = real
                     if not got:
                         self._read(5)
