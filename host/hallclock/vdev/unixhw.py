@@ -116,7 +116,16 @@ class UnixHW(Runner):
         raise Rebooted()
 
     def reboot_now(self):
+        # The old App may still be seen by the conservative collector (a
+        # stale slot of the caller's frame): take its big parts apart, as the
+        # reset does with all of it.
+        old = self.app
         self.app = None
+        if old is not None:
+            old.link.ring = None
+            old.link = None
+            old.core = None
+        old = None
         gc.collect()
         # A board's reset wipes the heap; here the old App's blocks are free
         # but the harness's objects stay between them.  Keep the largest free
