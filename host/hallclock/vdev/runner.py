@@ -65,6 +65,7 @@ class Runner:
         self.last_ms = 0  # simulated time of the last pass
         self.cap = None  # no pass beyond this simulated ms (pace)
         self._anchor = None  # (real ms, simulated ms) when events began to wait
+        self._wake = -1  # the pass a woken pass came before (UnixHW.wait)
         self.app = None
         self._boot(start_ticks)
 
@@ -205,14 +206,21 @@ class Runner:
             return HANDED_BACK
         if self.ended:
             return DONE if self.app.idle() else WAITING
-        if wake < 0:
-            self.ms = self._next_ms()
-        elif self.period is None:  # event-driven: the woken pass may have moved the next
-            nxt = self._next_ms()
-            self.ms = nxt if nxt < wake else wake
-        else:  # a jittered loop keeps its own rhythm (no extra draw)
-            self.ms = wake
+        self.ms = self._move_on(wake)
         return RUNNING
+
+    def _move_on(self, wake):
+        """Simulated time of the next pass.  ``wake`` >= 0: this pass was woken
+        by host bytes in the sleep before the pass due at ``wake``, which stays
+        where it was (so how the host's bytes fall across reads never changes
+        the pass times): an event-driven loop still wakes earlier if the woken
+        pass asked for it; a jittered loop keeps its rhythm (no extra draw)."""
+        if wake < 0:
+            return self._next_ms()
+        if self.period is None:
+            nxt = self._next_ms()
+            return nxt if nxt < wake else wake
+        return wake
 
     def advance(self, ms):
         """After the scenario: let ``ms`` of (real) time pass, then one pass."""

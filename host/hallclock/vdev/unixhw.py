@@ -265,7 +265,8 @@ class UnixHW(Runner):
             status = 1 if app.idle() else 2  # DONE / WAITING (vdev.runner)
         else:
             status = 0
-            self.ms = self._next_ms()
+            self.ms = self._move_on(self._wake)
+            self._wake = -1
         while True:
             self._write()
             got = self._read(0)
@@ -291,14 +292,15 @@ class UnixHW(Runner):
                 if app.link.all_acked():
                     self.cap = None
                     self._anchor = None
-                elif not self.uart.waiting() or self.period is not None:
+                elif not self.uart.waiting():
                     self.last_real = real
                     if not got:
                         self._read(5)
                     continue
             cap = self.cap
             if cap is not None and self.ms > cap:  # host bytes wake the loop now
-                self.ms = cap if cap > self.last_ms else self.last_ms + 1
+                self._wake = self.ms  # (Runner._move_on)
+                self.ms = cap if cap > self.last_ms else self.last_ms
             break
         self.last_real = real
         self.last_ms = self.ms
