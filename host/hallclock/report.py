@@ -496,7 +496,7 @@ def load_log(path):
     if os.path.isdir(path):
         raise BadInput(f"{path}: is a folder; give a log file (JSON Lines)")
     try:
-        records, skipped = scan(path)
+        records, skipped = scan(path, strict=True)
     except OSError as exc:
         raise BadInput(f"{path}: cannot read the log ({exc.strerror})") from None
     if not records:
