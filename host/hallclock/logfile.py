@@ -196,6 +196,7 @@ class LogWriter:
         self.recovered = 0  # ... and how many ended with everything stored
         self.retry_at = 0.0
         self.torn = False  # a cut-back failed: a torn line ends the file
+        self.rounds = {}  # (clock, session) -> the round its records carry
         self.pending = []  # JSON lines queued by add(), stored by flush()
         self.pending_records = []  # their records, in the same order
         self.flushes = 0  # how many write+fsync batches have been stored
@@ -222,6 +223,8 @@ class LogWriter:
         if rec.get("event") == "end":
             self.ends.add(key)
         self.latest[key[0]] = key[1]
+        if isinstance(rec.get("round"), int):
+            self.rounds[key] = rec["round"]  # a restarted logger goes on tagging
 
     def _repair_tail(self):
         """A crash mid-write can leave a last line without its newline; cut it

@@ -6,6 +6,13 @@
     mode = scrabble         # scrabble, duplicate or backgammon
     brightness = 5          # displays, 0-7
     move_s = 120            # any setting of the mode (docs/contract.md)
+    # the hall network (docs/network.md; broker-config writes these):
+    wifi_ssid = HALL-WIFI
+    wifi_password = ...
+    broker = 192.168.1.10:1883
+    hall = open-2026
+    user = table-07
+    password = ...
 
 A missing file means the defaults.  A bad line does not stop the clock: the
 defaults are used and ``error`` says what was wrong, with its line number (the
@@ -16,6 +23,8 @@ from ..names import MAX_NAME, name_error  # noqa: F401 (MAX_NAME: for callers)
 
 DEFAULT_MODE = "scrabble"
 DEFAULT_BRIGHTNESS = 7
+# the hall network's keys: all of them, or none (then the USB serial link)
+NET_KEYS = ("wifi_ssid", "wifi_password", "broker", "hall", "user", "password")
 
 
 class Config:
@@ -25,6 +34,8 @@ class Config:
         self.settings = settings_mod.defaults(DEFAULT_MODE)
         self.brightness = DEFAULT_BRIGHTNESS
         self.error = None
+        self.net = {}  # {key: text} of NET_KEYS when the clock is on Wi-Fi, else None
+        self.net = None
 
 
 def _fail(cfg, default_clock, message):
@@ -39,6 +50,7 @@ def parse(text, default_clock, name="hallclock.cfg"):
     if text is None:
         return cfg
     pairs = []
+    net = {}
     lineno = 0
     for raw in text.split("\n"):
         lineno += 1
@@ -66,8 +78,20 @@ def parse(text, default_clock, name="hallclock.cfg"):
                 return _fail(cfg, default_clock,
                              "%s:%d: brightness %r is not 0-7" % (name, lineno, value))
             cfg.brightness = int(value)
+        elif key in NET_KEYS:
+            net[key] = value
         else:
             pairs.append((lineno, key + "=" + value))
+    if net:
+        missing = [k for k in NET_KEYS if k not in net]
+        if missing:
+            return _fail(cfg, default_clock, "%s: the hall network needs %s too" % (
+                name, ", ".join(missing)))
+        host, _, port = net["broker"].rpartition(":")
+        if not host or not port.isdigit():
+            return _fail(cfg, default_clock, "%s: broker %r is not HOST:PORT" % (
+                name, net["broker"]))
+        cfg.net = net
     try:
         cfg.settings = settings_mod.parse(cfg.mode, [p for _n, p in pairs])
     except ValueError as e:

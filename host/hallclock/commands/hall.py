@@ -21,6 +21,9 @@ def register(sub):
     p.add_argument("--out", required=True, help="the hall log (JSON Lines)")
     p.add_argument("--exit-on-end", action="store_true",
                    help="exit once every clock's session has ended")
+    p.add_argument("--reset", action="store_true",
+                   help="reset every board once when its port is opened (an EN pulse); "
+                   "by default opening a port never resets a board (docs/hardware.md)")
     p.set_defaults(func=cmd_hall)
 
     p = sub.add_parser(
@@ -38,6 +41,11 @@ def register(sub):
                    help="simulated time per real time (default 1: real time; e.g. 60 "
                    "plays a 40-minute round in 40 s)")
     p.add_argument("--out", required=True, help="the hall log to write (JSON Lines)")
+    p.add_argument("--transport", choices=("serial", "mqtt"), default="serial",
+                   help="serial: a pty per clock (default); mqtt: every clock on the hall "
+                   "network through Mosquitto (its own, unless --broker is given)")
+    from .log import broker_options
+    broker_options(p, "with --transport mqtt: an existing broker (default: start our own)")
     p.set_defaults(func=cmd_hall_simulate)
 
 
@@ -48,7 +56,7 @@ def cmd_hall(args):
     if len(set(ports)) != len(ports):
         raise BadInput("a port is given twice: the hall unit and every table need "
                        "their own port")
-    logger = Logger(ports, args.out)
+    logger = Logger(ports, args.out, reset=args.reset)
     logger.open()
     relay = Relay(logger)  # before the loop: Ctrl-C, the usual stop, still reports
     try:
@@ -102,7 +110,25 @@ def cmd_hall_simulate(args):
     if os.path.exists(args.out) and os.path.getsize(args.out) > 0:
         raise BadInput(f"{args.out} already exists: hall-simulate writes a new log; "
                        "remove it or choose another --out")
-    count, relay = simulate_hall(hall, tables, args.mode, values, args.out, speed=args.speed)
+    if args.transport == "mqtt":
+        count, relay = _simulate_on_broker(args, hall, tables, values)
+    else:
+        if args.broker is not None:
+            raise BadInput("--broker goes with --transport mqtt")
+        count, relay = simulate_hall(hall, tables, args.mode, values, args.out, speed=args.speed)
     print(f"{count} records from 1 hall unit and {n} table clocks written to {args.out}")
     _summary(relay, format_spread)
     return 0
+
+
+def _simulate_on_broker(args, hall, tables, values):
+    from ..mqtthall import HALL, simulate_hall_mqtt
+    from .log import broker_args
+    if args.broker is None:
+        if args.credentials is not None or args.hall is not None:
+            raise BadInput("--hall and --credentials go with --broker HOST:PORT")
+        return simulate_hall_mqtt(hall, tables, args.mode, values, args.out, speed=args.speed)
+    address = broker_args(args)
+    return simulate_hall_mqtt(hall, tables, args.mode, values, args.out, speed=args.speed,
+                              address=address, hall=args.hall or HALL,
+                              credentials=args.credentials)

@@ -5,6 +5,9 @@ import sys
 def register(sub):
     p = sub.add_parser("report", help="print the moves of every game in a log")
     p.add_argument("log")
+    p.add_argument("more_logs", nargs="*", metavar="LOG", help="more logs (with --round)")
+    p.add_argument("--round", type=int, metavar="N", help="the round's report: round N across "
+                   "every table of the logs (commands/round.py)")
     p.add_argument("--csv", metavar="FILE")
     p.add_argument("--plot", metavar="FILE.png",
                    help="draw each player's move times against the limit, pauses and gongs")
@@ -18,6 +21,9 @@ def register(sub):
 
 def cmd_report(args):
     from .. import report
+    if args.round is not None or args.more_logs:
+        from .round import cmd_report_round
+        return cmd_report_round(args)
     from ..errors import one_line
     from ..outfiles import check_outputs
     # every output is checked before anything is read or written
