@@ -82,6 +82,9 @@ def cmd_report_round(args):
         raise BadInput("several logs: give --round N (the round's report across the logs)")
     check_round(args.round)
     logs = [args.log] + list(args.more_logs)
+    from ..outfiles import check_outputs  # nothing written over (docs/contract.md)
+    check_outputs([(o, p) for o, p in (("--csv", args.csv), ("--plot", args.plot)) if p],
+                  inputs=logs, force=getattr(args, "force", False))
     tables = roundreport.load_round(args.round, logs)
     roundreport.print_round(args.round, tables)
     if args.csv:
