@@ -159,7 +159,7 @@ def test_times_up_to_what_ticks_diff_holds():
 @pytest.mark.parametrize("name, why", [
     ("table 1", "' ' is not allowed"), ("", "needs a name"), ("x" * 300, "at most 24"),
     ("a/b", "'/' is not allowed"), ("t+", "'+' is not allowed"), ("t#", "'#' is not allowed"),
-    ("all", "reserved")])
+    ("all", "taken")])
 def test_clock_names_refused_at_once(name, why, files):
     """A clock name that cannot travel in a hello frame or an MQTT topic level
     is bad input, before anything runs (it used to hang simulate for 600 s)."""

@@ -20,14 +20,14 @@ import socket
 import subprocess
 import time
 
-from hallclock_fw.hw.config import MAX_NAME
+from hallclock_fw.names import MAX_NAME, NAME_CHARS, RESERVED, name_error
 from hallclock_fw.netlink import topic
 
 from .errors import BadInput, HallclockError
 
-HOSTS = ("logger", "referee", "viewer")  # the host-side clients, besides the clocks
+HOSTS = tuple(n for n in RESERVED if n != "all")  # the host-side clients, besides the clocks
 MOSQUITTO = "/usr/sbin/mosquitto"
-_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+_NAME_CHARS = set(NAME_CHARS)  # the clock-name grammar (hallclock_fw.names), hall names too
 PBKDF2_ROUNDS = 101  # Mosquitto's own default for its $7$ (PBKDF2-SHA512) hashes
 
 
@@ -42,10 +42,9 @@ def parse_clocks(text):
     if not names:
         raise BadInput("--clocks: give the clock names, e.g. --clocks table-01,table-02")
     for n in names:
-        check_name("clock name", n)
-        if n in HOSTS or n == "all":
-            raise BadInput(f"clock name {n!r} is taken (all, {', '.join(HOSTS)} name the "
-                           "hall's topic and the host clients): choose another")
+        why = name_error(n)  # one grammar for every clock name (docs/contract.md)
+        if why is not None:
+            raise BadInput(f"clock name {n!r}: {why}")
     if len(set(names)) != len(names):
         raise BadInput("--clocks: a clock name is given twice")
     return names
