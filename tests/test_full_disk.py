@@ -124,3 +124,41 @@ def test_full_filesystem_enospc(tmp_path, scripts, reference):
         check_survived(info, err, out, reference)
     finally:
         subprocess.run(["umount", str(mnt)], capture_output=True)
+
+
+def test_live_view_says_the_disk_is_full(tmp_path):
+    """The live table of `hallclock log` shows the held records in red while
+    the disk is full, and nothing of it once the records are stored."""
+    import io
+    import resource
+    from rich.console import Console
+    from hallclock.liveview import LiveView
+    from hallclock.logger import Logger
+    from hallclock.transport import pty_pair
+
+    master, slave, path = pty_pair()
+    logger = Logger([path], str(tmp_path / "live.jsonl"))
+    try:
+        view = LiveView(logger, console=Console(file=io.StringIO(), width=120), plain=False)
+        w = logger.writer
+        w.add({"clock": "t1", "seq": 1, "t_ms": 0, "event": "boot", "mode": "scrabble",
+               "session": "00000001"})
+        soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (10, hard))  # this process: EFBIG
+        try:
+            assert w.flush() == 0 and w.full is not None
+        finally:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        out = Console(file=io.StringIO(), width=120)
+        out.print(view.render(0.0))
+        text = " ".join(out.file.getvalue().split())
+        assert "DISK FULL: cannot write" in text and "1 record(s) held" in text
+        w.retry_at = 0.0
+        assert w.flush() == 1 and w.full is None
+        out = Console(file=io.StringIO(), width=120)
+        out.print(view.render(0.0))
+        assert "DISK FULL" not in out.file.getvalue()
+    finally:
+        logger.close()
+        os.close(master)
+        os.close(slave)
