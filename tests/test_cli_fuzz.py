@@ -364,3 +364,23 @@ def test_fuzz_report_on_damaged_real_logs(files, real_logs):
         if code:
             assert_clean(code, err)
     check()
+
+
+@pytest.mark.parametrize("argv_tail, words", [
+    (["device", "--port", "/nonexistent", "--silence-s", "nan"], "--silence-s"),
+    (["device", "--port", "/nonexistent", "--silence-s", "inf"], "--silence-s"),
+    (["simulate", "--out", "x.jsonl", "--loop", "jitter:1-100000000"], "at most a second"),
+])
+def test_numbers_that_would_never_end_are_refused(files, argv_tail, words):
+    argv = argv_tail[:1] + ["--script", str(files / "game.txt")] + argv_tail[1:]
+    code, _out, err = run(argv)
+    assert code == 2 and words in err, err
+
+
+def test_hall_simulate_bounded_in_real_time(files):
+    """hall-simulate paces real time: a script that would run for days is refused."""
+    (files / "long-hall.txt").write_text(f"0 press START\n{MAX_T_MS} end\n")
+    code, _out, err = run(["hall-simulate", "--script", str(files / "long-hall.txt"), "--out",
+                           str(files / "long.jsonl"), "--speed", "1"])
+    assert code == 2 and "of real time" in err
+    assert not (files / "long.jsonl").exists()
