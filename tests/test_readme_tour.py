@@ -206,6 +206,6 @@ def test_every_tour_command_runs_as_written(tmp_path):
             pytest.fail(f"README.md:{n}: unknown tag [{tag}]")
         check_ok(res, n, argv)
     # what the tour promised is there
-    for name in ("game.jsonl", "g2.jsonl", "g3.jsonl", "game.csv", "game.png", "round3.jsonl",
+    for name in ("game.jsonl", "g2.jsonl", "g3.jsonl", "game.csv", "game.png", "tables.jsonl",
                  "hall.jsonl", "dup.jsonl", "dup.png", "match.jsonl"):
         assert (work / name).is_file(), name

@@ -20,20 +20,22 @@ import socket
 import subprocess
 import time
 
-from hallclock_fw.names import MAX_NAME, NAME_CHARS, RESERVED, name_error
+from hallclock_fw.names import RESERVED, name_error
 from hallclock_fw.netlink import topic
 
 from .errors import BadInput, HallclockError
 
-HOSTS = tuple(n for n in RESERVED if n != "all")  # the host-side clients, besides the clocks
+HOSTS = ("logger", "referee", "viewer")  # the host-side clients, besides the clocks
 MOSQUITTO = "/usr/sbin/mosquitto"
-_NAME_CHARS = set(NAME_CHARS)  # the clock-name grammar (hallclock_fw.names), hall names too
 PBKDF2_ROUNDS = 101  # Mosquitto's own default for its $7$ (PBKDF2-SHA512) hashes
 
 
 def check_name(what, name):
-    if not name or len(name) > MAX_NAME or set(name) - _NAME_CHARS:
-        raise BadInput(f"{what} {name!r}: use 1-{MAX_NAME} letters, digits, - _ .")
+    """A clock's or a hall's name: the clock-name grammar (hallclock_fw.names),
+    one MQTT topic level; a hall may be called what a clock may not."""
+    why = name_error(name)
+    if why is not None and not (what == "hall name" and name in RESERVED):
+        raise BadInput(f"{what} {name!r}: {why}")
     return name
 
 
@@ -42,9 +44,7 @@ def parse_clocks(text):
     if not names:
         raise BadInput("--clocks: give the clock names, e.g. --clocks table-01,table-02")
     for n in names:
-        why = name_error(n)  # one grammar for every clock name (docs/contract.md)
-        if why is not None:
-            raise BadInput(f"clock name {n!r}: {why}")
+        check_name("clock name", n)
     if len(set(names)) != len(names):
         raise BadInput("--clocks: a clock name is given twice")
     return names
