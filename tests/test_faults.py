@@ -107,7 +107,7 @@ class Rig:
                      "the logger to open its port")
         return self.logger
 
-    def wait_logger(self, timeout=40):
+    def wait_logger(self, timeout=90):
         try:
             _out, err = self.logger.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:

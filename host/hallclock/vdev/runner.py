@@ -27,7 +27,7 @@ DONE = 1
 WAITING = 2  # the scenario has ended; events still unacknowledged
 HANDED_BACK = 3  # the host took the console (M frame): the clock has stopped
 PACED = 4  # no pass: simulated time would outrun real time while events wait (pace)
-PACE_GRACE_MS = 250  # real ms simulated time waits for the host's ack before it runs on
+PACE_GRACE_MS = 100  # real ms simulated time waits for the host's ack before it runs on
 
 
 def session_after(sid):
