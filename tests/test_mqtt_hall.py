@@ -83,3 +83,27 @@ def test_hall_simulate_on_our_own_mosquitto(tmp_path, script):
     for c in ("hall", "table-1", "table-2", "table-3"):
         events = [x["event"] for x in records if x["clock"] == c]
         assert events[0] == "boot" and "gong" in events and events[-1] == "end", (c, events)
+
+
+def test_hall_simulate_on_a_given_broker(tmp_path, script):
+    """--broker: the hall's own broker and credentials (clocks hall, table-N)."""
+    h = Hall(tmp_path, clocks=("hall", "table-1", "table-2"))
+    try:
+        out = tmp_path / "given.jsonl"
+        r = subprocess.run(HALLCLOCK + [
+            "hall-simulate", "--tables", "2", "--script", script("500 press START\n20000 end\n"),
+            "--speed", "20", "--out", str(out), "--transport", "mqtt",
+            "--broker", f"127.0.0.1:{h.port}", "--hall", HALL, "--credentials", h.cred_file],
+            capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        assert "relayed 1 signal(s) to 2 table(s)" in r.stdout
+        clocks = {x["clock"] for x in read_records(str(out))}
+        assert clocks == {"hall", "table-1", "table-2"}
+        r = subprocess.run(HALLCLOCK + [
+            "hall-simulate", "--tables", "3", "--script", script("0 end\n", "e.txt"),
+            "--out", str(tmp_path / "x.jsonl"), "--transport", "mqtt",
+            "--broker", f"127.0.0.1:{h.port}", "--hall", HALL, "--credentials", h.cred_file],
+            capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2 and "no entry for table-3" in r.stderr
+    finally:
+        h.close()
