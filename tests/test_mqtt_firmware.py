@@ -300,3 +300,21 @@ def test_wifi_link_joins_connects_and_drops_with_the_wifi(wifi_module):
     srv.close()
     for c in conns:
         c.close()
+
+
+def test_no_recv_when_the_socket_has_nothing():
+    """With ``readable`` given (the board's ipoll), an idle pass does not call
+    recv at all: no EAGAIN exception is raised (and allocated) every pass."""
+    c = mqtt.Client("t1", None, None, 10, ())
+    s = FakeSock(CONNACK_OK, chunk=4)
+    calls = []
+    c.readable = lambda sock: calls.append(sock) or bool(sock.incoming)
+    c.start(s, 0)
+    c.poll(0)
+    assert c.state == mqtt.UP
+    recv = s.recv
+    s.recv = lambda n: (_ for _ in ()).throw(AssertionError("recv on an idle socket"))
+    for now in range(1, 100):
+        c.poll(now)
+    assert len(calls) == 100
+    s.recv = recv

@@ -77,6 +77,7 @@ class WifiLink(NetLink):
         # ipoll: allocation-free on MicroPython (CPython, in the tests, has only poll)
         self.ipoll = getattr(self.poller, "ipoll", self.poller.poll)
         self.polled = None
+        self.client.readable = self._readable  # no recv (and no EAGAIN) when nothing came
 
     def service(self, now):
         """The NetLink's work, and: the Wi-Fi dropped under an open socket
@@ -86,9 +87,7 @@ class WifiLink(NetLink):
             self.drop(now)
         NetLink.service(self, now)
 
-    def wait(self, ms):
-        """Sleep up to ``ms``; True as soon as the broker sent something."""
-        sock = self.client.sock
+    def _watch(self, sock):
         if sock is not self.polled:
             if self.polled is not None:
                 try:
@@ -98,6 +97,17 @@ class WifiLink(NetLink):
             self.polled = sock
             if sock is not None:
                 self.poller.register(sock, select.POLLIN)
+
+    def _readable(self, sock):
+        self._watch(sock)
+        for _ in self.ipoll(0):
+            return True
+        return False
+
+    def wait(self, ms):
+        """Sleep up to ``ms``; True as soon as the broker sent something."""
+        sock = self.client.sock
+        self._watch(sock)
         if sock is None:
             self.poller.poll(ms if ms < _SLICE_MS else _SLICE_MS)
             return False
