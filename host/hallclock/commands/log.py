@@ -49,6 +49,9 @@ def broker_args(args):
     check_name("hall name", args.hall)
     if getattr(args, "port", None):
         raise BadInput("give --port or --broker, not both")
+    if getattr(args, "reset", False):
+        raise BadInput("--reset pulses a board's EN line over its USB port: it goes with "
+                       "--port, not --broker")
     return address
 
 
