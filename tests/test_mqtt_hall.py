@@ -107,3 +107,29 @@ def test_hall_simulate_on_a_given_broker(tmp_path, script):
         assert r.returncode == 2 and "no entry for table-3" in r.stderr
     finally:
         h.close()
+
+
+def test_logger_relays_a_hall_unit_on_the_network(tmp_path):
+    """log --broker --hall-unit: the hall unit's START reaches the tables as
+    with hallclock hall on cables (docs/hall.md)."""
+    h = Hall(tmp_path, clocks=("unit", "t1", "t2"))
+    try:
+        log = tmp_path / "hall.jsonl"
+        lg = h.start_logger(log, extra=["--hall-unit", "unit"])
+        t0 = ticks_ms()
+        for i, (c, text) in enumerate((("unit", "500 press START\n20000 end\n"),
+                                       ("t1", "20000 end\n"), ("t2", "20000 end\n"))):
+            runner = virtual.make_runner("scrabble", parse("scrabble", []),
+                                         scenario.parse_text(text, "<t>"), clock=c,
+                                         sid="0000dd%02x" % i)
+            net = mqtthost.device_link(h.address, HALL, c, h.creds[c])
+            d = mqtthost.NetDeviceThread(runner, net, silence_s=20, paced=(t0, 10.0))
+            d.start()
+            h.devices.append(d)
+        h.wait_logger(lg, timeout=90)
+        records = read_records(str(log))
+        for c in ("unit", "t1", "t2"):
+            kinds = [r.get("kind") for r in records if r["clock"] == c and r["event"] == "gong"]
+            assert kinds[:1] == ["start"], (c, kinds)
+    finally:
+        h.close()
