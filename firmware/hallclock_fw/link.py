@@ -25,6 +25,17 @@ HELLO_MS = const(5000)  # re-introduce ourselves this often while the host is si
 _QUEUE = const(16)  # host commands kept between two passes of the loop
 
 
+def _zeros(n):
+    """An array of ``n`` zero ints, allocated once and without a temporary:
+    ``array("i", bytes(4 * n))`` would need the bytes and the array at once,
+    two 14 KB blocks on a heap whose largest free block may hold only one
+    (docs/micropython.md, the board's heap)."""
+    ring = array("i", range(n))  # the length is known: one allocation
+    for i in range(n):
+        ring[i] = 0
+    return ring
+
+
 class DeviceLink:
     def __init__(self, uart, sid, clock, mode, settings_text, version, now, capacity=CAPACITY):
         self.uart = uart
@@ -35,7 +46,7 @@ class DeviceLink:
         self.boot_text = mode + ":" + settings_text
         self.version = version
         self.cap = capacity
-        self.ring = array("i", bytes(4 * _F * capacity))
+        self.ring = _zeros(_F * capacity)
         self.seq = 0  # last event numbered
         self.acked = 0  # the host has stored every event up to this one
         self.first = 1  # oldest event still held
@@ -102,13 +113,6 @@ class DeviceLink:
                                        r[i + 4], r[i + 5], r[i + 6], text))
 
     # -- the loop's part ---------------------------------------------------
-    def poll(self, now):
-        """Read what the host sent and send what is due; returns how many
-        commands wait in the queue (``next_command``)."""
-        self.receive(now)
-        self.send(now)
-        return self.q_len
-
     def receive(self, now):
         """Read what the host sent (one chunk); commands join the queue.
         Returns how many commands wait."""
