@@ -69,7 +69,7 @@ class Hall:
         self.broker = broker.Broker(self.conf_dir, extra=extra, log=self.broker_log)
         self.broker.start()
         self.address = ("127.0.0.1", self.port)
-        self.loggers = []
+        self.loggers = []  # every subprocess of the test (loggers, devices, views)
         self.devices = []
         self.proxies = []
 

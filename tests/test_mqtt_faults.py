@@ -118,3 +118,17 @@ def test_logger_started_five_minutes_late(hall, tmp_path, ref):
     d, log = run(hall, tmp_path, fault, logger=False)
     finish(hall, d, log, ref)
     assert fault.started >= 300000
+
+
+def test_clock_loses_power_mid_game(hall, tmp_path):
+    """A board reset mid-game (the scenario's ``reboot``): its new session over
+    the network is logged as over a cable, the old one closed by the
+    ``power_loss`` record."""
+    text = game(moves=20).replace("\n21500 press", "\n21000 reboot\n21500 press", 1)
+    assert "reboot" in text
+    want = reference(tmp_path, "t1", text)
+    assert [r["event"] for r in want].count("power_loss") == 1
+    log = tmp_path / "t1.jsonl"
+    hall.start_logger(log)
+    d = hall.device("t1", text)
+    finish(hall, d, log, want)

@@ -222,3 +222,99 @@ def test_cfg_with_the_hall_network():
     bad = config.parse(text.replace("hall = open\n", ""), "x")
     assert "needs hall" in bad.error and bad.net is None
     assert "HOST:PORT" in config.parse(text.replace("10.0.0.2:1883", "nohost"), "x").error
+
+
+class FakeWLAN:
+    """network.WLAN as the ESP32 port has it: connect() returns at once."""
+
+    def __init__(self, _iface):
+        self.up = False
+        self.connects = []
+
+    def active(self, on=None):
+        return True
+
+    def isconnected(self):
+        return self.up
+
+    def connect(self, ssid, password):
+        self.connects.append((ssid, password))
+
+    def disconnect(self):
+        pass
+
+
+@pytest.fixture
+def wifi_module(monkeypatch):
+    import sys
+    import types
+    net = types.ModuleType("network")
+    net.STA_IF = 0
+    net.WLAN = FakeWLAN
+    monkeypatch.setitem(sys.modules, "network", net)
+    monkeypatch.delitem(sys.modules, "hallclock_fw.hw.wifi", raising=False)
+    import hallclock_fw.hw.wifi as wifi
+    return wifi
+
+
+def test_wifi_link_joins_connects_and_drops_with_the_wifi(wifi_module):
+    """hw/wifi.py on a fake network.WLAN and a local server that answers like
+    a broker: no socket before the Wi-Fi is joined, the join asked again every
+    10 s, a socket once joined, the link dropped when the Wi-Fi goes."""
+    import threading
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+    conns = []
+
+    def serve():
+        while True:
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            conns.append(c)
+            c.sendall(CONNACK_OK + SUBACK_OK + publish(b"x", protocol.ack("0000cafe", 1)))
+    threading.Thread(target=serve, daemon=True).start()
+    t = [0]
+    link = wifi_module.link({"wifi_ssid": "HALL", "wifi_password": "pw",
+                             "broker": "127.0.0.1:%d" % srv.getsockname()[1], "hall": "h",
+                             "user": "t1", "password": "secret"}, "t1", lambda: t[0])
+    wlan = link.wifi.wlan
+    for now in range(0, 20000, 50):
+        t[0] = now
+        link.any()
+    assert wlan.connects == [("HALL", "pw")] * 2 and link.client.sock is None
+    wlan.up = True
+    deadline = t[0] + 20000
+    while not link.connected() and t[0] < deadline:
+        t[0] += 10
+        link.any()
+        link.wait(5)
+    assert link.connected()
+    assert link.wait(1000) or link.inbox  # the broker's frames wake the loop's sleep
+    wlan.up = False
+    t[0] += 10
+    link.any()
+    assert not link.connected() and link.client.sock is None and link.why == "link dropped"
+    srv.close()
+    for c in conns:
+        c.close()
+
+
+def test_no_recv_when_the_socket_has_nothing():
+    """With ``readable`` given (the board's ipoll), an idle pass does not call
+    recv at all: no EAGAIN exception is raised (and allocated) every pass."""
+    c = mqtt.Client("t1", None, None, 10, ())
+    s = FakeSock(CONNACK_OK, chunk=4)
+    calls = []
+    c.readable = lambda sock: calls.append(sock) or bool(sock.incoming)
+    c.start(s, 0)
+    c.poll(0)
+    assert c.state == mqtt.UP
+    recv = s.recv
+    s.recv = lambda n: (_ for _ in ()).throw(AssertionError("recv on an idle socket"))
+    for now in range(1, 100):
+        c.poll(now)
+    assert len(calls) == 100
+    s.recv = recv

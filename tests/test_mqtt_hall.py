@@ -83,3 +83,53 @@ def test_hall_simulate_on_our_own_mosquitto(tmp_path, script):
     for c in ("hall", "table-1", "table-2", "table-3"):
         events = [x["event"] for x in records if x["clock"] == c]
         assert events[0] == "boot" and "gong" in events and events[-1] == "end", (c, events)
+
+
+def test_hall_simulate_on_a_given_broker(tmp_path, script):
+    """--broker: the hall's own broker and credentials (clocks hall, table-N)."""
+    h = Hall(tmp_path, clocks=("hall", "table-1", "table-2"))
+    try:
+        out = tmp_path / "given.jsonl"
+        r = subprocess.run(HALLCLOCK + [
+            "hall-simulate", "--tables", "2", "--script", script("500 press START\n20000 end\n"),
+            "--speed", "20", "--out", str(out), "--transport", "mqtt",
+            "--broker", f"127.0.0.1:{h.port}", "--hall", HALL, "--credentials", h.cred_file],
+            capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        assert "relayed 1 signal(s) to 2 table(s)" in r.stdout
+        clocks = {x["clock"] for x in read_records(str(out))}
+        assert clocks == {"hall", "table-1", "table-2"}
+        r = subprocess.run(HALLCLOCK + [
+            "hall-simulate", "--tables", "3", "--script", script("0 end\n", "e.txt"),
+            "--out", str(tmp_path / "x.jsonl"), "--transport", "mqtt",
+            "--broker", f"127.0.0.1:{h.port}", "--hall", HALL, "--credentials", h.cred_file],
+            capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2 and "no entry for table-3" in r.stderr
+    finally:
+        h.close()
+
+
+def test_logger_relays_a_hall_unit_on_the_network(tmp_path):
+    """log --broker --hall-unit: the hall unit's START reaches the tables as
+    with hallclock hall on cables (docs/hall.md)."""
+    h = Hall(tmp_path, clocks=("unit", "t1", "t2"))
+    try:
+        log = tmp_path / "hall.jsonl"
+        lg = h.start_logger(log, extra=["--hall-unit", "unit"])
+        t0 = ticks_ms()
+        for i, (c, text) in enumerate((("unit", "500 press START\n20000 end\n"),
+                                       ("t1", "20000 end\n"), ("t2", "20000 end\n"))):
+            runner = virtual.make_runner("scrabble", parse("scrabble", []),
+                                         scenario.parse_text(text, "<t>"), clock=c,
+                                         sid="0000dd%02x" % i)
+            net = mqtthost.device_link(h.address, HALL, c, h.creds[c])
+            d = mqtthost.NetDeviceThread(runner, net, silence_s=20, paced=(t0, 10.0))
+            d.start()
+            h.devices.append(d)
+        h.wait_logger(lg, timeout=90)
+        records = read_records(str(log))
+        for c in ("unit", "t1", "t2"):
+            kinds = [r.get("kind") for r in records if r["clock"] == c and r["event"] == "gong"]
+            assert kinds[:1] == ["start"], (c, kinds)
+    finally:
+        h.close()

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from mqttrig import HALL, HALLCLOCK, Hall, clock_records, game, reference, strip  # noqa: E402
+from mqttrig import HALL, HALLCLOCK, Hall, clock_records, game, reference  # noqa: E402
 
 from hallclock import broker  # noqa: E402
 

@@ -45,6 +45,7 @@ def test_logger_and_clock_over_tls(hall, tmp_path):
                                        "--credentials", hall.cred_file, "--out", str(log),
                                        "--exit-on-end", "--plain", "--tls-ca", hall.ca],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    hall.loggers.append(lg)  # stopped by the fixture if the test fails
     lg.stdout.readline()  # connected and subscribed
     dev = subprocess.run(HALLCLOCK + ["device", "--broker", tls_addr, "--hall", HALL,
                                       "--clock", "t1", "--credentials", hall.cred_file,

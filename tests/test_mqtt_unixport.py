@@ -40,6 +40,7 @@ def test_two_unix_port_clocks_give_the_serial_logs(hall, tmp_path, script):
     lg = hall.start_logger(log)
     procs = {c: subprocess.Popen(device_cmd(hall, c, script(texts[c], c + ".txt"), "0000cafe"),
                                  stderr=subprocess.PIPE, text=True) for c in texts}
+    hall.loggers.extend(procs.values())  # stopped by the fixture if the test fails
     for c, p in procs.items():
         _, err = p.communicate(timeout=120)
         assert p.returncode == 0, err
@@ -54,6 +55,7 @@ def test_unix_port_clock_survives_a_broker_restart(hall, tmp_path, script):
     lg = hall.start_logger(log, clocks=["t1"])
     p = subprocess.Popen(device_cmd(hall, "t1", script(text), "0000cafe"),
                          stderr=subprocess.PIPE, text=True)
+    hall.loggers.append(p)
     # mid-game (the log is being written), the broker goes down and comes back
     wait_for(lambda: len(read_records(str(log))) >= 20, 60, "20 records in the log")
     hall.broker.restart()

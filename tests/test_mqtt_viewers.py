@@ -98,6 +98,7 @@ def test_view_command_runs_as_viewer(hall, tmp_path):
                                          HALL, "--credentials", hall.cred_file, "--plain",
                                          "--exit-on-end"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    hall.loggers.append(view)  # stopped by the fixture if the test fails
     view.stdout.readline()
     hall.device("t1", game(moves=4))
     hall.device("t2", game(moves=2), sid="0000bb02")  # the view waits for every clock

@@ -74,11 +74,20 @@ class WifiLink(NetLink):
         NetLink.__init__(self, hall, clock, user, password, wifi.opener(host, port), ticks)
         self.wifi = wifi
         self.poller = select.poll()
+        # ipoll: allocation-free on MicroPython (CPython, in the tests, has only poll)
+        self.ipoll = getattr(self.poller, "ipoll", self.poller.poll)
         self.polled = None
+        self.client.readable = self._readable  # no recv (and no EAGAIN) when nothing came
 
-    def wait(self, ms):
-        """Sleep up to ``ms``; True as soon as the broker sent something."""
-        sock = self.client.sock
+    def service(self, now):
+        """The NetLink's work, and: the Wi-Fi dropped under an open socket
+        -> close it and reconnect with backoff (a TCP socket would only notice
+        at the keepalive, 15 s later)."""
+        if self.client.sock is not None and not self.wifi.wlan.isconnected():
+            self.drop(now)
+        NetLink.service(self, now)
+
+    def _watch(self, sock):
         if sock is not self.polled:
             if self.polled is not None:
                 try:
@@ -88,10 +97,21 @@ class WifiLink(NetLink):
             self.polled = sock
             if sock is not None:
                 self.poller.register(sock, select.POLLIN)
+
+    def _readable(self, sock):
+        self._watch(sock)
+        for _ in self.ipoll(0):
+            return True
+        return False
+
+    def wait(self, ms):
+        """Sleep up to ``ms``; True as soon as the broker sent something."""
+        sock = self.client.sock
+        self._watch(sock)
         if sock is None:
             self.poller.poll(ms if ms < _SLICE_MS else _SLICE_MS)
             return False
-        for _ in self.poller.ipoll(ms):
+        for _ in self.ipoll(ms):
             return True
         return False
 

@@ -21,6 +21,9 @@ def register(sub):
     p.add_argument("--clocks", default=None, metavar="NAME[,NAME...]",
                    help="with --broker: the clocks --exit-on-end waits for (default: "
                    "every clock in --credentials)")
+    p.add_argument("--hall-unit", default=None, metavar="NAME",
+                   help="with --broker: this clock is the hall unit; its START and GONG "
+                   "are relayed to every other clock, as 'hallclock hall' does (docs/hall.md)")
     p.set_defaults(func=cmd_log)
 
 
@@ -49,6 +52,9 @@ def broker_args(args):
     check_name("hall name", args.hall)
     if getattr(args, "port", None):
         raise BadInput("give --port or --broker, not both")
+    if getattr(args, "reset", False):
+        raise BadInput("--reset pulses a board's EN line over its USB port: it goes with "
+                       "--port, not --broker")
     return address
 
 
@@ -64,8 +70,12 @@ def cmd_log(args):
         from ..mqtthost import BrokerLogger
         from ..broker import parse_clocks
         clocks = parse_clocks(args.clocks) if args.clocks else None
+        if args.hall_unit is not None:
+            return _log_hall_on_broker(args, address, clocks)
         logger = BrokerLogger(address, args.hall, args.credentials, args.out, clocks=clocks,
                               restore=args.restore, tls=args.tls_ca)
+    elif args.hall_unit is not None:
+        raise BadInput("--hall-unit goes with --broker (on serial ports: hallclock hall)")
     elif not args.port:
         raise BadInput("give --port PORT (a serial port) or --broker HOST:PORT "
                        "(the hall network)")
@@ -78,5 +88,33 @@ def cmd_log(args):
             logger.run(exit_on_end=args.exit_on_end, on_poll=view.poll)
     except KeyboardInterrupt:
         pass
+    print(f"hallclock log: {logger.stats()}", file=sys.stderr)
+    return 0
+
+
+def _log_hall_on_broker(args, address, clocks):
+    """``log --broker --hall-unit NAME``: the hall relay (hallclock.relay) on the
+    hall network: the hall unit first, the tables after it."""
+    from ..broker import check_name, clocks_of, load_credentials
+    from ..mqtthost import BrokerLogger
+    from ..relay import Relay, format_spread, run_hall
+    from .hall import _summary
+    check_name("clock name", args.hall_unit)
+    names = clocks or clocks_of(load_credentials(args.credentials))
+    if args.hall_unit not in names:
+        raise BadInput(f"--hall-unit {args.hall_unit}: not a clock of the hall "
+                       f"({', '.join(names)})")
+    order = [args.hall_unit] + [c for c in names if c != args.hall_unit]
+    logger = BrokerLogger(address, args.hall, args.credentials, args.out, clocks=order,
+                          restore=args.restore, tls=args.tls_ca)
+    logger.open()
+    relay = Relay(logger)
+    print(f"logging hall {args.hall} on {args.broker}: {args.hall_unit}'s START and GONG "
+          f"relayed to {len(order) - 1} clock(s)", flush=True)
+    try:
+        run_hall(logger, exit_on_end=args.exit_on_end, relay=relay)
+    except KeyboardInterrupt:
+        pass
+    _summary(relay, format_spread)
     print(f"hallclock log: {logger.stats()}", file=sys.stderr)
     return 0
