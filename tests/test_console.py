@@ -157,7 +157,7 @@ def test_slow_line_with_noise_and_a_killed_logger(rig, reference):
     """9600 baud, noise both ways, the logger SIGKILLed once and restarted:
     the log is the fault-free one.  The device's link timers ran at a board's
     rate: it resent its events a few times, not hundreds of times."""
-    noisy = Faults(drop=0.002, flip=0.002, noise=0.05)
+    noisy = Faults(drop=0.001, flip=0.001, noise=0.05)
     r = rig(to_host=noisy, to_device=noisy, baud=9600, seed=5)
     r.proxy.cut_after(10)
     r.start_logger()
