@@ -150,8 +150,6 @@ class Runner:
             nxt = self.edges[0][0]
         if self.ai < len(self.actions) and self.actions[self.ai][0] < nxt:
             nxt = self.actions[self.ai][0]
-        if self.uart.waiting():  # host bytes waiting wake the loop (hw.wait), as on a board
-            nxt = self.ms + 1
         return nxt if nxt > self.ms else self.ms + 1
 
     def pace(self, real_ms):
