@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from hallclock.mpvm import MicroPythonError
+from hallclock.errors import HallclockError
 from hallclock.vdev.fakes import CONSOLE_HOLDS, CTRL_C, FakeUART
 from hallclock.vdev.runner import HANDED_BACK, RUNNING, Runner
 from hallclock_fw import protocol
@@ -104,9 +104,9 @@ def test_keyboard_interrupt_in_the_micropython_vm_too():
         assert r.step() == RUNNING  # the firmware turned it off in the VM as well
         r.vm.exec("runner.uart.kbd_intr(3)")
         r.feed(b"\x03")
-        with pytest.raises(MicroPythonError) as exc:
+        with pytest.raises(HallclockError) as exc:  # one line through the exit path
             r.step()
-        assert exc.value.exc_type == "KeyboardInterrupt"
+        assert exc.value.vm_exc.exc_type == "KeyboardInterrupt"
     finally:
         r.close()
 

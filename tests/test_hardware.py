@@ -327,6 +327,8 @@ def sources():
         for n in names:
             if n.endswith(".py"):
                 out.add(os.path.relpath(os.path.join(dirpath, n), fw))
+    # the frozen-module manifest is for a MicroPython build, not for the board
+    out.discard("manifest.py")
     return out
 
 

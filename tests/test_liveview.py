@@ -67,9 +67,25 @@ def feed(view, records, port=0):
 
 BOOT = rec(1, 0, "boot", mode="scrabble",
            settings={"move_s": 120, "warn_s": [30, 20, 10], "round_min": 40, "round_warn_min": 10})
+BG_BOOT = rec(1, 0, "boot", clock="bg-7", mode="backgammon",
+              settings={"bank_s": 600, "delay": "bronstein", "delay_s": 15})
+DUP_BOOT = rec(1, 0, "boot", clock="hall", mode="duplicate",
+               settings={"move_s": 180, "announce_s": [120, 60, 30]})
 
 
-def test_shows_clock_whose_time_runs_and_time_left(tmp_path):
+def row_of(text, name):
+    """The cells of the last row of clock ``name`` (cells are two spaces apart)."""
+    rows = [line for line in text.splitlines() if line.startswith(name + " ")]
+    assert rows, text
+    return re.split(r"\s{2,}", rows[-1].strip())
+
+
+def shown(console, view):
+    console.print(view.render())
+    return console.export_text()
+
+
+def test_shows_both_displays_whose_time_runs_and_the_move(tmp_path):
     logger, fds = make_logger(tmp_path)
     clock = FakeClock()
     console = terminal()
@@ -79,19 +95,15 @@ def test_shows_clock_whose_time_runs_and_time_left(tmp_path):
         feed(view, [BOOT, rec(2, 0, "gong", kind="start", move=None),
                     rec(3, 2000, "turn", player="A", move=1, limit_ms=120000)])
         clock.t += 30.0  # 30 s of host time since the turn arrived
-        console.print(view.render())
-        out = console.export_text()
-        row = next(line for line in out.splitlines() if line.startswith("│ table-3"))
-        assert "scrabble" in row and "connected" in row
-        assert re.search(r"│\s+A\s+│\s+1:30\s+│\s+1\s+│", row), row  # A runs, 1:30 left, move 1
-        assert "turn A move 1" in row
-        # a press and B's turn: B runs with a fresh limit
+        cells = row_of(shown(console, view), "table-3")
+        # clock, port, link, mode, A's display, B's display, runs, move, state, events, last
+        assert cells[2:8] == ["connected", "scrabble", "1:30", "2:00", "A", "1"], cells
+        assert cells[-1] == "turn A move 1 limit 2:00"
+        # a press and B's turn: B runs with a fresh limit, A's display shows the full limit
         feed(view, [rec(4, 47000, "press", player="A", move=1, used_ms=45000),
                     rec(5, 47000, "turn", player="B", move=2, limit_ms=120000)])
-        console.print(view.render())
-        row = [line for line in console.export_text().splitlines()
-               if line.startswith("│ table-3")][-1]
-        assert re.search(r"│\s+B\s+│\s+2:00\s+│\s+2\s+│", row), row
+        cells = row_of(shown(console, view), "table-3")
+        assert cells[4:8] == ["2:00", "2:00", "B", "2"], cells
     finally:
         close_all(logger, fds)
 
@@ -111,27 +123,89 @@ def test_warnings_and_overtime_are_highlighted(tmp_path):
         feed(view, [rec(4, 101000, "warn", player="A", move=1, left_s=20),
                     rec(5, 111000, "warn", player="A", move=1, left_s=10),
                     rec(6, 121000, "expired", player="A", move=1)])
-        clock.t += 4.0  # 4 s into the overtime
-        over = segments_with(console, view.render(), "OVERTIME")
-        assert over, "no OVERTIME cell"
-        assert over[0].style.bgcolor.name == "red" and over[0].style.bold
-        assert "-0:04" in over[0].text
-        console.print(view.render())
-        assert "30s 20s 10s expired" in console.export_text()
+        clock.t += 4.0  # 4 s into the overtime (10.2.6: the clock counts it up)
+        over = segments_with(console, view.render(), "-0:04")
+        assert over and over[0].style.bgcolor.name == "red" and over[0].style.bold
+        assert segments_with(console, view.render(), "OVERTIME")
+        assert "OVERTIME 30s 20s 10s" in shown(console, view)
+        clock.t += 3.0
+        assert segments_with(console, view.render(), "-0:07")
     finally:
         close_all(logger, fds)
 
 
-def test_link_states_and_waiting_ports(tmp_path):
+def test_bronstein_bank_is_the_clocks(tmp_path):
+    """Bronstein: the bank runs from the press; 20 s into 10:00 the clock shows 9:40."""
+    logger, fds = make_logger(tmp_path)
+    clock = FakeClock()
+    console = terminal()
+    view = LiveView(logger, console=console, clock=clock)
+    try:
+        feed(view, [BG_BOOT, rec(2, 1000, "turn", clock="bg-7", player="A", move=1,
+                                 bank_ms=600000)])
+        clock.t += 20.0
+        cells = row_of(shown(console, view), "bg-7")
+        assert cells[4:8] == ["9:40", "10:00", "A", "1"], cells
+    finally:
+        close_all(logger, fds)
+
+
+def test_a_frozen_flag_does_not_count(tmp_path):
+    logger, fds = make_logger(tmp_path)
+    clock = FakeClock()
+    console = terminal()
+    view = LiveView(logger, console=console, clock=clock)
+    try:
+        feed(view, [BG_BOOT, rec(2, 0, "turn", clock="bg-7", player="A", move=1,
+                                 bank_ms=600000),
+                    rec(3, 600000, "expired", clock="bg-7", player="A", move=1)])
+        seen = set()
+        for _ in range(3):
+            clock.t += 7.0
+            text = shown(console, view)
+            cells = row_of(text, "bg-7")
+            seen.add(tuple(cells[4:6]))
+            assert "FLAG" in cells[8] and "A's bank ran out" in cells[8]
+            assert "OVERTIME" not in text
+        assert seen == {("0:00", "10:00")}  # the flag stands: nothing counts
+    finally:
+        close_all(logger, fds)
+
+
+def test_an_ended_session_stands_still(tmp_path):
+    logger, fds = make_logger(tmp_path)
+    clock = FakeClock()
+    console = terminal()
+    view = LiveView(logger, console=console, clock=clock)
+    try:
+        feed(view, [BOOT, rec(2, 1000, "turn", player="A", move=1, limit_ms=120000),
+                    rec(3, 31000, "end")])
+        rows = set()
+        for _ in range(3):
+            clock.t += 11.0
+            cells = row_of(shown(console, view), "table-3")
+            rows.add(tuple(cells[4:7]))
+        assert rows == {("1:30", "2:00", "ended")}
+        ended = segments_with(console, view.render(), "1:30")
+        assert ended and ended[0].style.dim
+    finally:
+        close_all(logger, fds)
+
+
+def test_link_states_and_ports_with_nothing_heard(tmp_path):
     logger, fds = make_logger(tmp_path, n=2)
     clock = FakeClock()
     console = terminal(width=200)
     view = LiveView(logger, console=console, clock=clock)
     try:
+        # an open port that has heard nothing is not 'connected'
+        assert link_state(logger.ports[0], logger.links[0], clock()) == "silent"
         feed(view, [BOOT], port=0)
         text = "".join(s.text for s in console.render(view.render()))
-        assert "(waiting)" in text and logger.ports[1].path in text  # port 2: no clock yet
-        assert link_state(logger.ports[0], logger.links[0], clock()) == "connected"
+        assert "(no clock)" in text and logger.ports[1].path in text  # port 2: no clock yet
+        cells = row_of(shown(console, view), "(no clock)")
+        assert cells[1:3] == [logger.ports[1].path, "silent"], cells
+        assert row_of(shown(console, view), "table-3")[2] == "connected"
         # the link asked the device to resend a missing event just now
         logger.links[0].sessions["00000001"] = type("S", (), {"asked": clock.t - 0.5})()
         resend = segments_with(console, view.render(), "resending")
@@ -139,6 +213,75 @@ def test_link_states_and_waiting_ports(tmp_path):
         logger.ports[0].state = "lost"
         lost = segments_with(console, view.render(), "lost")
         assert lost and lost[0].style.color.name == "red"
+    finally:
+        close_all(logger, fds)
+
+
+def many_clocks(view, n):
+    """``n`` clocks of every mode, mid-game."""
+    for k in range(n):
+        name = "table-%d" % (k + 1)
+        kind = k % 3
+        if kind == 0:
+            feed(view, [dict(BOOT, clock=name), rec(2, 0, "gong", clock=name, kind="start",
+                                                    move=None),
+                        rec(3, 2000, "turn", clock=name, player="A", move=1, limit_ms=120000),
+                        rec(4, 92000, "warn", clock=name, player="A", move=1, left_s=30)])
+        elif kind == 1:
+            feed(view, [dict(BG_BOOT, clock=name), rec(2, 1000, "turn", clock=name,
+                                                       player="B", move=1, bank_ms=600000)])
+        else:
+            feed(view, [dict(DUP_BOOT, clock=name), rec(2, 1000, "dup_start", clock=name,
+                                                        move=1, limit_ms=180000)])
+
+
+def test_fits_80_by_24():
+    """At 80x24 every row is whole: no line wider than the screen, no cell
+    cut short, the table and its footer inside 24 lines with 12 clocks."""
+    import tempfile
+    from pathlib import Path
+    logger, fds = make_logger(Path(tempfile.mkdtemp()), n=2)
+    clock = FakeClock()
+    console = Console(file=io.StringIO(), force_terminal=True, width=80, height=24,
+                      color_system="truecolor", record=True)
+    view = LiveView(logger, console=console, clock=clock)
+    try:
+        many_clocks(view, 12)
+        clock.t += 3.0
+        text = shown(console, view)
+        lines = text.splitlines()
+        assert len(lines) <= 24, text
+        assert max(len(line) for line in lines) <= 80
+        assert "…" not in text, text
+        assert lines[1].split() == ["clock", "link", "A", "B", "runs", "move", "state"]
+        assert row_of(text, "table-1")[1:6] == ["connected", "0:27", "2:00", "A", "1"]
+        assert "30s round 38:25" in row_of(text, "table-1")[6]
+        assert row_of(text, "table-2")[1:6] == ["connected", "10:00", "9:57", "B", "1"]
+        assert row_of(text, "table-3")[1:6] == ["connected", "2:57", "2:57", "hall", "1"]
+    finally:
+        close_all(logger, fds)
+
+
+def test_fits_160_columns_with_the_wide_columns():
+    import tempfile
+    from pathlib import Path
+    logger, fds = make_logger(Path(tempfile.mkdtemp()), n=1)
+    clock = FakeClock()
+    console = Console(file=io.StringIO(), force_terminal=True, width=160, height=50,
+                      color_system="truecolor", record=True)
+    view = LiveView(logger, console=console, clock=clock)
+    try:
+        many_clocks(view, 6)
+        clock.t += 3.0
+        text = shown(console, view)
+        lines = text.splitlines()
+        assert max(len(line) for line in lines) <= 160
+        assert "…" not in text, text
+        assert lines[1].split() == ["clock", "port", "link", "mode", "A", "B", "runs", "move",
+                                    "state", "events", "last", "event"]
+        cells = row_of(text, "table-2")
+        assert cells[2:8] == ["connected", "backgammon", "10:00", "9:57", "B", "1"], cells
+        assert cells[-1] == "turn B move 1 bank 10:00"
     finally:
         close_all(logger, fds)
 
@@ -213,6 +356,8 @@ def test_live_view_end_to_end_on_a_terminal(tmp_path):
 
     view = run_device(tmp_path, host)
     final = console.export_text()
-    row = [line for line in final.splitlines() if line.startswith("│ table-9")][-1]
-    assert "ended" in row and "OVERTIME -0:11" in row and "30s 20s 10s expired" in row
-    assert view.states["table-9"].events == len(log.read_text().splitlines())
+    cells = row_of(final, "table-9")
+    # the session ended 11 s into B's overtime: the displays stand as they were
+    assert cells[4:8] == ["2:00", "-0:11", "ended", "2"], cells
+    assert view.states["table-9"].records == len(log.read_text().splitlines())
+    assert view.states["table-9"].model.mismatches == []

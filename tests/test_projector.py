@@ -1,6 +1,9 @@
 """The hall display in a real headless browser (Debian's chromium, driven by
 playwright): the page shows the duplicate countdown and the announcements,
-and its digits follow the records appended to the log during the test.
+the round of a Scrabble hall (its time left to the end gong, the gongs as
+time of day), both backgammon banks, and its digits follow the records
+appended to the log during the test.  The server's answer (``face``) is
+tested without a browser too.
 
 Needs /usr/bin/chromium (``make browser-setup`` installs it) and the PyPI
 package ``playwright`` (never ``playwright install``: the system chromium is
@@ -14,9 +17,11 @@ from datetime import datetime, timezone
 
 import pytest
 
-from hallclock import cli
-from hallclock.projector import face, make_server, url_of
-from hallclock.clockstate import Hall
+from hallclock import cli, relay
+from hallclock.logfile import read_records
+from hallclock.model import Clocks, epoch_of
+from hallclock.projector import LogTail, face, make_server, time_of_day, url_of
+from hallclock_fw.settings import parse
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -36,9 +41,9 @@ class Log:
         self.clock = clock
         self.seq = 0
 
-    def add(self, t_ms, event, **fields):
+    def add(self, t_ms, event, clock=None, **fields):
         self.seq += 1
-        rec = {"clock": self.clock, "seq": self.seq, "t_ms": t_ms, "event": event}
+        rec = {"clock": clock or self.clock, "seq": self.seq, "t_ms": t_ms, "event": event}
         rec.update(fields)
         rec["session"] = "00000001"
         rec["host_time"] = now_iso()
@@ -112,6 +117,7 @@ def test_duplicate_countdown_follows_the_log(server, page):
         timeout=WAIT_MS)
 
     # last 30 seconds: the digits turn to the warning style
+    log.add(125000, "announce", move=1, left_s=60)
     log.add(155000, "announce", move=1, left_s=30)
     wait_digits(page, r"^(0:30|0:[12]\d)$")
     page.wait_for_function("document.getElementById('face').classList.contains('last')",
@@ -146,32 +152,146 @@ def test_scrabble_round_time_and_gongs(server, page, tmp_path):
     assert cli.main(["simulate", "--script", str(script), "--out", path,
                      "--set", "round_min=5", "--set", "round_warn_min=2",
                      "--clock", "table-7"]) == 0
+    at = {r["kind"]: time_of_day(epoch_of(r["host_time"]))
+          for r in read_records(path) if r["event"] == "gong"}
     page.goto(url_of(srv))
     page.wait_for_function("document.getElementById('gongs').textContent.includes('end of basic time')",
                            timeout=WAIT_MS)
     gongs = page.inner_text("#gongs")
-    assert "start gong at 0:00" in gongs
-    assert "2 minutes left at 3:00 (move 2)" in gongs  # round_warn_min=2, 5-minute round
-    assert "end of basic time at 5:00 (move 3)" in gongs
+    # gongs as time of day (the laptop's clock), with the move in progress
+    assert f"start gong at {at['start']}" in gongs
+    assert f"2 minutes left at {at['ten_minutes']} (move 2)" in gongs
+    assert f"end of basic time at {at['end']} (move 3)" in gongs
     assert "play-out" in page.inner_text("#playout")
     assert "round time left" in page.inner_text("#title")
     assert page.inner_text("#digits") == "0:00"
-    assert "table-7" in page.inner_text("#clock")
     assert "session ended" in page.inner_text("#subtitle")
+
+
+@pytest.fixture(scope="module")
+def hall_log(tmp_path_factory):
+    """A whole Scrabble hall (the hall unit and three table clocks) run end to
+    end: a 5-minute round, its warning gong 1 minute before the end."""
+    out = str(tmp_path_factory.mktemp("hall") / "hall.jsonl")
+    hall = [(0, "press", "START"), (400000, "end", None)]
+    table = [(1000, "press", "B"), (61000, "press", "A"), (200000, "press", "B"),
+             (330000, "press", "A"), (400000, "end", None)]
+    relay.simulate_hall(hall, [table] * 3, "scrabble",
+                        parse("scrabble", ["round_min=5", "round_warn_min=1"]), out, speed=40)
+    return out
+
+
+def test_a_hall_shows_the_round_never_the_table_that_spoke_last(hall_log):
+    path = hall_log
+    records = read_records(path)
+    assert {r["clock"] for r in records} == {"hall", "table-1", "table-2", "table-3"}
+    clocks = Clocks()
+    seen = set()
+    start_t = None
+    for rec in records:
+        at = epoch_of(rec["host_time"])
+        clocks.feed(rec, at)
+        if rec["clock"] == "hall" and rec["event"] == "gong" and rec["kind"] == "start":
+            start_t = rec["t_ms"]
+        f = face(clocks, None, at)
+        # whichever clock spoke last, the page shows the round
+        assert f["title"] == "round time left" and f["view"] == "round", f
+        assert not f["subtitle"].startswith("move")
+        seen.add(f["clock"])
+        if rec["clock"] == "hall" and start_t is not None and rec["t_ms"] <= start_t + 300000:
+            # the round's basic time left, from its first start gong, as the hall unit counts
+            assert f["left_ms"] == 300000 - (rec["t_ms"] - start_t)
+    assert seen == {"hall"}  # the hall unit gave the round's start
+    final = face(clocks, None, epoch_of(records[-1]["host_time"]))
+    assert [g["text"] for g in final["gongs"]] == ["end of basic time", "1 minute left",
+                                                  "start gong"]  # "1 minute", not "1 minutes"
+    assert all(g["move"] is None for g in final["gongs"])  # moves are each table's own
+    assert final["playout"] == "play-out: 4 (a) finishing the round"  # every clock counts it
+    assert len(final["tables"]) == 4
+
+
+def iso(epoch):
+    return datetime.fromtimestamp(epoch, timezone.utc).isoformat(
+        timespec="milliseconds").replace("+00:00", "Z")
+
+
+def test_the_gongs_still_due_as_time_of_day():
+    t0 = 1800000000.0
+    clocks = Clocks()
+    for clock, sid in (("hall", "a1"), ("table-1", "b1")):
+        clocks.feed({"clock": clock, "seq": 1, "t_ms": 0, "event": "boot", "mode": "scrabble",
+                     "settings": {"move_s": 120, "warn_s": [30], "round_min": 5,
+                                  "round_warn_min": 1},
+                     "session": sid, "host_time": iso(t0)}, t0)
+    clocks.feed({"clock": "hall", "seq": 2, "t_ms": 500, "event": "gong", "kind": "start",
+                 "move": None, "session": "a1", "host_time": iso(t0 + 0.5)}, t0 + 0.5)
+    clocks.feed({"clock": "table-1", "seq": 2, "t_ms": 515, "event": "gong", "kind": "start",
+                 "move": None, "session": "b1", "host_time": iso(t0 + 0.52)}, t0 + 0.52)
+    f = face(clocks, None, t0 + 60.5)
+    assert f["digits"] == "4:00" and f["running"]
+    assert f["gongs"] == [{"kind": "start", "text": "start gong", "at": time_of_day(t0 + 0.5),
+                           "move": None}]
+    assert [(g["text"], g["at"]) for g in f["due"]] == [
+        ("1 minute left", time_of_day(t0 + 240.5)),
+        ("end of basic time", time_of_day(t0 + 300.5))]
+
+
+def test_clock_picks_one_clock_and_a_wrong_name_is_named(hall_log, tmp_path, capsys):
+    path = hall_log
+    tail = LogTail(path, "table-2")
+    f = tail.state()
+    assert f["view"] == "clock" and f["clock"] == "table-2" and f["move"] == 4
+    assert f["displays"] == ["P-  1", "0:50"]  # the clock's two displays, as it shows them
+    # a name the log does not have: a clear message at once, naming its clocks
+    assert cli.main(["hall-display", "--log", path, "--clock", "nosuch", "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "--clock nosuch" in err and "hall, table-1, table-2, table-3" in err
+    # a log with no clock yet: the page says what it waits for
+    empty = tmp_path / "later.jsonl"
+    srv = make_server(str(empty), "127.0.0.1", 0, "nosuch")
+    try:
+        assert "no clock" in srv.note and "nosuch" in srv.note
+        assert "the log has no clock yet" not in LogTail(str(empty), "nosuch").state()["message"]
+    finally:
+        srv.server_close()
+    empty.write_text("")
+    msg = LogTail(str(empty), "nosuch").state()["message"]
+    assert msg == "waiting for clock nosuch: the log has no clock yet"
+
+
+def test_backgammon_shows_both_banks(server, page, tmp_path):
+    srv, path = server
+    log = Log(path, clock="bg-3")
+    page.goto(url_of(srv))
+    log.add(0, "boot", mode="backgammon", settings={"bank_s": 600, "delay": "bronstein",
+                                                    "delay_s": 15})
+    log.add(1000, "turn", player="A", move=1, bank_ms=600000)
+    log.add(21000, "press", player="A", move=1, used_ms=20000, bank_ms=595000)
+    log.add(21000, "turn", player="B", move=2, bank_ms=600000)
+    log.add(33000, "pause", player="B", move=2)
+    page.wait_for_function("document.getElementById('banks').textContent.includes('B 9:48')",
+                           timeout=WAIT_MS)
+    banks = page.inner_text("#banks")
+    assert "A 9:55" in banks and "B 9:48" in banks
+    assert "stopped" in page.inner_text("#subtitle")
+    assert page.inner_text("#digits") == "9:48"  # B's display, stopped
 
 
 def test_state_before_and_after_the_start_gong():
     """The server's face (no browser): before START the full round stands."""
-    hall = Hall()
-    hall.feed({"clock": "t1", "seq": 1, "t_ms": 0, "event": "boot", "mode": "scrabble",
-               "settings": {"move_s": 120, "round_min": 40}, "session": "1"}, 100.0)
-    f = face(hall, None, 130.0)
+    clocks = Clocks()
+    clocks.feed({"clock": "t1", "seq": 1, "t_ms": 0, "event": "boot", "mode": "scrabble",
+                 "settings": {"move_s": 120, "round_min": 40}, "session": "1"}, 100.0)
+    f = face(clocks, None, 130.0)
     assert f["digits"] == "40:00" and f["running"] is False
     assert "start gong" in f["subtitle"]
-    hall.feed({"clock": "t1", "seq": 2, "t_ms": 1000, "event": "gong", "kind": "start",
-               "move": None, "session": "1"}, 101.0)
-    f = face(hall, None, 161.0)  # a minute after the gong, by the host's clock
+    clocks.feed({"clock": "t1", "seq": 2, "t_ms": 1000, "event": "gong", "kind": "start",
+                 "move": None, "session": "1"}, 101.0)
+    f = face(clocks, None, 161.0)  # a minute after the gong, by the host's clock
     assert f["digits"] == "39:00" and f["running"] is True
+    # the page's next seconds come with the answer, counted by the clock's code
+    assert [a["digits"] for a in f["ahead"]] == ["39:00", "38:59", "38:58", "38:57", "38:56"]
+    assert f["ahead"][1]["in_ms"] == 1000
 
 
 def test_hall_display_bad_input(tmp_path, capsys):
@@ -179,6 +299,21 @@ def test_hall_display_bad_input(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
     assert cli.main(["hall-display", "--log", str(tmp_path / "x.jsonl"), "--port", "70000"]) == 2
     assert "0 to 65535" in capsys.readouterr().err
+    # a bad --host is named as such, not blamed on the port
+    for host in ("bad", "192.0.2.1"):
+        assert cli.main(["hall-display", "--log", str(tmp_path / "x.jsonl"), "--host", host,
+                         "--port", "0"]) == 2
+        err = capsys.readouterr().err
+        assert f"--host {host}" in err and "--port" not in err, err
+    # a port in use is
+    srv = make_server(str(tmp_path / "x.jsonl"), "127.0.0.1", 0)
+    try:
+        taken = srv.server_address[1]
+        assert cli.main(["hall-display", "--log", str(tmp_path / "x.jsonl"),
+                         "--port", str(taken)]) == 2
+        assert "already in use" in capsys.readouterr().err
+    finally:
+        srv.server_close()
 
 
 def test_unknown_paths_are_not_served(server):

@@ -5,17 +5,27 @@ under CPython, and inside the MicroPython VM.
 One pass of the loop is ``step(now)``; ``next_wake(now)`` tells when the next
 pass is needed (the core's next event, a signal edge, a display change, a
 button settling), so the loop can sleep until then or until a button moves.
+
+The host's commands are taken in the order they arrived (the link queues
+them): a press (``C``), a restore after a power loss (``S``), settings
+(``K``: taken only while no game runs) and the round's start (``N``).
 """
 from micropython import const
 
-from . import VERSION, settings as settings_mod
+from . import VERSION, protocol, settings as settings_mod
 from .core.timing import earliest, ticks_add, ticks_diff
 from .display import next_change
-from .events import EV_BOOT, EV_END, LONG
-from .link import CMD_RESTORE, NO_CMD, DeviceLink
+from .events import BTN_A, BTN_B, EV_BOOT, EV_END, EV_REFUSED, EV_ROUND, EV_SETTINGS, NULL
+from .link import DeviceLink
 from .modes import make_core
 
 _MAX_SLEEP = const(1000)  # wake at least this often (link resends, watchdogs)
+# a refused event's "what" and "reason" (hallclock.catalog.REFUSED_WHAT, REFUSED_REASONS)
+_REFUSED_SETTINGS = const(2)
+_REFUSED_ROUND = const(3)
+_REASON_GAME_RUNNING = const(1)
+_REASON_BAD_SETTINGS = const(2)
+_REASON_ROUND_STARTED = const(3)
 
 
 class App:
@@ -29,6 +39,7 @@ class App:
                                settings_mod.format_text(mode, settings), VERSION, now)
         self.ended = False
         self.events = 0
+        self.view = False  # new settings wait for a player's press (ČAS 3.2)
         self._event(EV_BOOT, now, 0, 0, 0, 0)
 
     def _event(self, code, now, v0, v1, v2, v3):
@@ -39,8 +50,12 @@ class App:
 
     def press(self, code, now):
         """A button event (code, or code | LONG) reaches the core."""
-        if not self.ended:
-            self.core.button(code, now)
+        if self.ended:
+            return
+        if self.view and (code == BTN_A or code == BTN_B):
+            self.view = False  # ČAS 3.2: a player has seen the new settings
+            return  # (a long press that follows does nothing in any mode)
+        self.core.button(code, now)
 
     def step(self, now):
         """One pass of the loop.  Allocates nothing when no event is due."""
@@ -50,17 +65,24 @@ class App:
         while code != -1:
             self.press(code, buttons.when)  # the moment the contact closed
             code = buttons.poll(now)
-        cmd = self.link.receive(now)
-        if cmd != NO_CMD:
-            if cmd == CMD_RESTORE:
-                self.restore(now)
-            else:
-                self.press(cmd, now)
+        if self.link.receive(now):
+            self.commands(now)
         if not self.ended:
             self.core.tick(now)
         panel.update(now)
         self.refresh(now)
         self.link.send(now)  # this pass's events leave in this pass
+
+    def commands(self, now):
+        """Every command the host sent, in the order it arrived."""
+        link = self.link
+        cmd = link.next_command()
+        while cmd is not None:
+            if isinstance(cmd, int):
+                self.press(cmd, now)
+            else:
+                self.host_frame(cmd, now)
+            cmd = link.next_command()
 
     def refresh(self, now):
         self.core.refresh(self.panel, now)
@@ -82,22 +104,72 @@ class App:
             self.ended = True
             self._event(EV_END, now, 0, 0, 0, 0)
 
-    def restore(self, now):
-        """Resume a game the host sends back after a power loss (issue 6)."""
-        tokens = self.link.restore
-        self.link.restore = None
-        core_restore = getattr(self.core, "restore", None)
-        if tokens is None or core_restore is None:
-            return
+    # -- host commands ----------------------------------------------------
+    def _take_settings(self, mode, values, now):
+        """A new core for ``mode`` with ``values``; logs ``settings``.  A
+        round this clock had started (START, or the host's round frame) goes on."""
+        rnd = self.core.round
+        self.mode = mode
+        self.settings = values
+        self.core = make_core(mode, values, self._event)
+        link = self.link
+        link.mode = mode  # the hellos name the new mode
+        link.settings_text = settings_mod.format_text(mode, values)
+        self._event(EV_SETTINGS, now, 0, 0, 0, 0)
+        if rnd is not None and rnd.started and self.core.round is not None:
+            elapsed = rnd.elapsed_ms(now)
+            # (the new core has no move yet)
+            self.core.round.join(now, rnd.number, elapsed if elapsed > 0 else 1, NULL)
+
+    def host_frame(self, tokens, now):
+        """A checked ``S``, ``K`` or ``N`` frame from the host; returns whether
+        it was taken.
+
+        ``K <mode> <settings>``: taken only while no game runs (no move has
+        started, the game is over, or the session has ended); the new settings
+        stay on the displays until a player presses (ČAS 3.2).
+
+        ``N <round> <elapsed_ms>``: the round's start, now (0) or in the past.
+
+        ``S <mode> <settings> <v0> ... <vn>``: resume a game after a power
+        loss from the old session's snapshot, only on a fresh core (see
+        modes.py); settings other than the clock's own are taken first (and
+        logged as ``settings``)."""
+        kind = tokens[0]
+        core = self.core
+        if kind == "N":
+            number = protocol.to_int(tokens[1])
+            elapsed = protocol.to_int(tokens[2])
+            rnd = core.round
+            if rnd is None and not self.ended:  # no round gongs in this mode: only logged
+                self._event(EV_ROUND, now, number, elapsed, 0, 0)
+                return True
+            if self.ended or rnd is None or \
+                    not rnd.join(now, number, elapsed, core.move if core.move else NULL):
+                self._event(EV_REFUSED, now, NULL, _REFUSED_ROUND, _REASON_ROUND_STARTED, 0)
+                return False
+            return True
         try:
             mode = tokens[1]
             values = settings_mod.parse_text(mode, tokens[2])
+            ints = [protocol.to_int(t) for t in tokens[3:]]
         except ValueError:
-            return
-        if mode != self.mode:
-            return
-        self.settings = values
-        core_restore(int(tokens[3]), int(tokens[4]), int(tokens[5]), now)
+            if kind == "K":
+                self._event(EV_REFUSED, now, NULL, _REFUSED_SETTINGS, _REASON_BAD_SETTINGS, 0)
+            return False
+        if kind == "S":
+            if self.ended or not core.fresh():
+                return False
+            if mode != self.mode or values != self.settings:
+                self._take_settings(mode, values, now)
+            return self.core.restore(ints, now)
+        if not (self.ended or core.fresh() or core.over()):
+            self._event(EV_REFUSED, now, NULL, _REFUSED_SETTINGS, _REASON_GAME_RUNNING, 0)
+            return False
+        self.ended = False  # after ``end`` a new game begins in this session
+        self._take_settings(mode, values, now)
+        self.view = True
+        return True
 
     def idle(self):
         """True when the session has ended and the host has every event."""

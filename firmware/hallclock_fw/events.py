@@ -30,10 +30,12 @@ EV_BREAK = const(15)
 EV_BREAK_END = const(16)
 EV_REFUSED = const(17)
 EV_RESUME_BANK = const(18)
+EV_SETTINGS = const(19)  # settings taken (K frame): text <mode>:<settings>
+EV_ROUND = const(20)  # round number, elapsed_ms (N frame, or a restored round)
 
 NULL = const(-1)
 
-EV_COUNT = const(19)  # codes 0 .. EV_COUNT-1; names and fields: hallclock.catalog
+EV_COUNT = const(21)  # codes 0 .. EV_COUNT-1; names and fields: hallclock.catalog
 
 GONG_START = const(0)
 GONG_TEN = const(1)
@@ -42,6 +44,8 @@ GONG_MANUAL = const(3)
 
 # what a refused request was (EV_REFUSED "what")
 REFUSED_BREAK = const(1)
+# 2 settings, 3 round, and the reasons (the third value): app.py's _REFUSED_*
+# and _REASON_*, named by hallclock.catalog.REFUSED_WHAT and REFUSED_REASONS
 
 
 # Inputs: button codes as the app hands them to a core.  A long press arrives

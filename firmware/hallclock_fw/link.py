@@ -1,8 +1,12 @@
 """The device's end of the link: numbers events, keeps every event the host
 has not acknowledged in a ring allocated once at start, sends and resends
 them, and reads the host's frames.  Whatever the link does, it never blocks
-the clock: at most ``_BURST`` frames go out per poll, and line noise is
-dropped and counted.
+the clock: at most ``_BURST`` frames go out per poll (hellos and gap frames
+included), and line noise is dropped and counted.
+
+Every command the host sends (``C``, ``S``, ``K``, ``N``) is kept, in the
+order it arrived, in a small queue allocated once; the app drains it each
+pass with ``next_command``.
 """
 from array import array
 
@@ -10,16 +14,15 @@ from micropython import const
 
 from . import protocol
 from .core.timing import ticks_add, ticks_diff
-from .events import EV_BOOT, LONG
+from .events import EV_BOOT, EV_SETTINGS, LONG
 
 CAPACITY = const(512)  # events kept (a whole 40-minute game: see docs/protocol.md)
 _F = const(7)  # ints per event: seq, t_ms, code, v0..v3
-_BURST = const(4)  # frames sent per poll at most
+_BURST = const(4)  # frames sent per poll at most (events, hellos, gap frames)
 BURST_GAP_MS = const(20)  # wake this soon again while frames wait to be sent
 RESEND_MS = const(1500)  # resend what is unacknowledged after this long without progress
 HELLO_MS = const(5000)  # re-introduce ourselves this often while the host is silent
-NO_CMD = const(-1)
-CMD_RESTORE = const(99)
+_QUEUE = const(16)  # host commands kept between two passes of the loop
 
 
 class DeviceLink:
@@ -27,8 +30,9 @@ class DeviceLink:
         self.uart = uart
         self.sid = sid
         self.clock = clock
-        self.mode = mode
-        self.settings_text = settings_text
+        self.mode = mode  # the hello's mode (the app changes it when settings are taken)
+        self.settings_text = settings_text  # ... and the text of a ``settings`` event
+        self.boot_text = mode + ":" + settings_text
         self.version = version
         self.cap = capacity
         self.ring = array("i", bytes(4 * _F * capacity))
@@ -44,10 +48,14 @@ class DeviceLink:
         self.chunk = bytearray(64)
         self.bad = 0  # frames from the host that were dropped
         self.lost = 0  # events overwritten before the host stored them
-        self.restore = None  # tokens of the last S frame
         self.host_seen = False
+        self.hello_owed = True  # a hello goes out in the next send, within the budget
+        self.gap_owed = False  # a G frame goes out in the next send
+        # the command queue: a button code (int) or the tokens of S, K, N
+        self.q = [None] * _QUEUE
+        self.q_head = 0  # next entry to hand out
+        self.q_len = 0
         self.maintenance = False  # the host asked for the console (M frame)
-        self._hello()
 
     # -- events ------------------------------------------------------------
     def emit(self, t_ms, code, v0, v1, v2, v3):
@@ -75,7 +83,7 @@ class DeviceLink:
 
     def next_deadline(self, now):
         """When the loop should poll the link again (None: only on input)."""
-        if self.next_send <= self.seq:
+        if self.next_send <= self.seq or self.hello_owed or self.gap_owed:
             return ticks_add(now, BURST_GAP_MS)
         if self.seq > self.acked:
             return ticks_add(self.progress, RESEND_MS)
@@ -85,78 +93,104 @@ class DeviceLink:
         r = self.ring
         i = (seq % self.cap) * _F
         text = None
-        if r[i + 2] == EV_BOOT:
+        code = r[i + 2]
+        if code == EV_BOOT:
+            text = self.boot_text
+        elif code == EV_SETTINGS:  # the settings as they stand (docs/protocol.md)
             text = self.mode + ":" + self.settings_text
-        self.uart.write(protocol.event(self.sid, seq, r[i + 1], r[i + 2], r[i + 3],
+        self.uart.write(protocol.event(self.sid, seq, r[i + 1], code, r[i + 3],
                                        r[i + 4], r[i + 5], r[i + 6], text))
-
-    def _hello(self):
-        self.uart.write(protocol.hello(self.sid, self.clock, self.mode, self.version))
 
     # -- the loop's part ---------------------------------------------------
     def poll(self, now):
-        """Read what the host sent, send what is due.  Returns a button code
-        the host asked for (``C`` frame), CMD_RESTORE, or NO_CMD."""
-        cmd = self.receive(now)
+        """Read what the host sent and send what is due; returns how many
+        commands wait in the queue (``next_command``)."""
+        self.receive(now)
         self.send(now)
-        return cmd
+        return self.q_len
 
     def receive(self, now):
-        """Read what the host sent (a command, CMD_RESTORE or NO_CMD)."""
+        """Read what the host sent (one chunk); commands join the queue.
+        Returns how many commands wait."""
         uart = self.uart
         if uart.any():
             n = uart.readinto(self.chunk)
             if n:
-                return self._feed(n, now)
-        return NO_CMD
+                self._feed(n, now)
+        return self.q_len
+
+    def next_command(self):
+        """The oldest queued command, or None: a button code (``C``), or the
+        tokens (list of str) of an ``S``, ``K`` or ``N`` frame."""
+        if not self.q_len:
+            return None
+        h = self.q_head
+        cmd = self.q[h]
+        self.q[h] = None
+        self.q_head = (h + 1) % _QUEUE
+        self.q_len -= 1
+        return cmd
+
+    def _queue(self, cmd):
+        if self.q_len >= _QUEUE:
+            self.bad += 1  # cannot happen at 64 bytes read per pass; counted if it does
+            return
+        self.q[(self.q_head + self.q_len) % _QUEUE] = cmd
+        self.q_len += 1
 
     def send(self, now):
-        """Send what is due: new events, and resends after RESEND_MS."""
+        """Send what is due, at most _BURST frames: an owed hello first, an
+        owed gap frame, new events, and resends after RESEND_MS."""
         if self.seq > self.acked and ticks_diff(now, self.progress) >= RESEND_MS:
             self.next_send = self.acked + 1  # nothing acknowledged for a while: go back
             self.progress = now
             if not self.host_seen or ticks_diff(now, self.last_hello) >= HELLO_MS:
-                self.last_hello = now
-                self._hello()
+                self.hello_owed = True
         sent = 0
+        if self.hello_owed:
+            self.hello_owed = False
+            self.last_hello = now
+            self.uart.write(protocol.hello(self.sid, self.clock, self.mode, self.version))
+            sent += 1
+        if self.gap_owed:
+            self.gap_owed = False
+            self.uart.write(protocol.gap(self.sid, self.first))
+            sent += 1
         while self.next_send <= self.seq and sent < _BURST:
             self._send(self.next_send)
             self.next_send += 1
             sent += 1
 
     def _feed(self, n, now):
-        cmd = NO_CMD
         rx = self.rx
+        chunk = self.chunk
         for k in range(n):
-            b = self.chunk[k]
+            b = chunk[k]
             if b == 10:  # newline
                 if not self.rx_skip and self.rxn:
-                    c = self._line(bytes(rx[:self.rxn]), now)
-                    if c != NO_CMD:
-                        cmd = c
+                    self._line(bytes(rx[:self.rxn]), now)
                 elif self.rx_skip:
                     self.bad += 1
                 self.rxn = 0
                 self.rx_skip = False
             elif self.rxn >= protocol.MAX_LINE:
-                self.rx_skip = True
+                self.rx_skip = True  # overlong: the whole line is dropped
             else:
                 rx[self.rxn] = b
                 self.rxn += 1
-        return cmd
 
     def _line(self, line, now):
         tokens = protocol.check(protocol.unframe(line))
         if tokens is None:
             self.bad += 1
-            return NO_CMD
+            return
         kind = tokens[0]
         self.host_seen = True
         if kind == "A" or kind == "R":
             if tokens[1] != self.sid:
-                self._hello()  # the host is talking to an earlier session
-                return NO_CMD
-            seq = int(tokens[2])
+                self.hello_owed = True  # the host is talking to an earlier session
+                return
+            seq = protocol.to_int(tokens[2])
             if kind == "A":
                 if seq > self.seq:
                     seq = self.seq
@@ -167,24 +201,23 @@ class DeviceLink:
                     self.next_send = self.acked + 1
             else:
                 if seq < self.first:
-                    self.uart.write(protocol.gap(self.sid, self.first))
+                    self.gap_owed = True
                     seq = self.first
                 if seq <= self.seq:
                     self.next_send = seq
                 self.progress = now
         elif kind == "W":
-            self._hello()
+            self.hello_owed = True
             self.progress = ticks_add(now, -RESEND_MS)  # and resend at once
         elif kind == "C":
-            code = int(tokens[1])
+            code = protocol.to_int(tokens[1])
             if 0 <= code <= 4:
-                return code | (LONG if tokens[2] == "1" else 0)
-            self.bad += 1
-        elif kind == "S":
-            self.restore = tokens
-            return CMD_RESTORE
+                self._queue(code | (LONG if tokens[2] == "1" else 0))
+            else:
+                self.bad += 1
+        elif kind == "S" or kind == "K" or kind == "N":
+            self._queue(tokens)
         elif kind == "M":
             self.maintenance = True  # the loop hands the console back (hw/device.py)
         else:
             self.bad += 1  # a device frame echoed back, or one not meant for us
-        return NO_CMD

@@ -1,5 +1,25 @@
-"""Mode name -> clock core.  Adding a mode: write its core (the interface of
-core.scrabble.ScrabbleClock), add its settings to settings.SPEC, add it here."""
+"""Mode name -> clock core.  Adding a mode: write its core (the interface
+below), add its settings to settings.SPEC, add it here.
+
+The interface every core has (``core.scrabble.ScrabbleClock`` is the model):
+
+- ``Core(settings, emit)``; ``emit(code, now, v0, v1, v2, v3)`` gets events.
+- ``button(code, now)``, ``tick(now)``, ``next_deadline(now)``: inputs and time.
+- ``left_ms(now)``, ``refresh(panel, now)``, ``running()``, ``paused()``,
+  ``overtime()``: what the displays show.
+- ``fresh()``: no move has started and nothing was restored (a new game).
+- ``over()``: the game is over (new settings may be taken).
+- ``snapshot(now, hall_now=None) -> tuple of ints``: everything needed to
+  resume the game on a fresh clock (at most ``protocol.MAX_VALUES`` values;
+  each core documents its own).  The host computes it by replaying a log into
+  the firmware's own core, and sends it in the restore frame ``S``.
+- ``restore(values, now) -> bool``: resume from a snapshot; taken only while
+  ``fresh()``, so a repeated or late ``S`` changes nothing; True when taken.
+- ``round``: the core's ``core.round.Round`` (the hall's round gongs), or
+  None in a mode without them (the app then only logs the host's round).
+  The app hands the host's round frame ``N`` to ``round.join``, with the
+  move in progress (every core has ``move``: 0 before the first move).
+"""
 
 
 def make_core(mode, settings, emit):

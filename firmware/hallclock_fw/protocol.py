@@ -10,23 +10,32 @@ dropped and counted by whoever reads it; it never stops the clock.  Lines
 that do not start with a frame type (boot messages, REPL chatter) are noise.
 
 Device -> host:
-    H <sid> <clock> <mode> <version>      hello: a device session (re)introduces itself
+    H <sid> <clock> <mode> <version> <proto>
+                                          hello: a device session (re)introduces itself;
+                                          <proto> is PROTO, the frame grammar it speaks
     E <sid> <seq> <t_ms> <code> <v0> <v1> <v2> <v3> [<text>]
                                           event ``seq`` (1, 2, ... per session);
-                                          boot events carry <mode>:<settings> in <text>
+                                          boot and settings events carry <mode>:<settings>
     G <sid> <first>                       events before <first> are gone (ring overflow)
 Host -> device:
     A <sid> <seq>     the host has stored every event of session <sid> up to <seq>
     R <sid> <seq>     send again every event from <seq> on
     W                 who are you? (the device answers with H)
     C <button> <long> press a button remotely (0..4, as events.BTN_*; long 0/1)
-    S <mode> <settings> <move> <player> <left_ms>
-                      restore a game after the device lost power (the
-                      device takes it only before its first move)
+    S <mode> <settings> <v0> ... <vn>
+                      restore a game after the device lost power: the values
+                      are the core's ``snapshot`` (1 .. MAX_VALUES integers);
+                      the device takes it only before its first move
+    K <mode> <settings>
+                      take these settings (only while no game runs)
+    N <round> <elapsed_ms>
+                      round <round> started <elapsed_ms> ago (0: now, the START)
     M                 maintenance: hand the console back (the clock stops
                       its loop, turns Ctrl-C back on, and leaves the REPL to
                       mpremote; docs/protocol.md "Maintenance")
 
+Integers are ``-?[0-9]{1,10}`` (ASCII only) and within +-2147483647:
+``to_int`` is the one parser of that grammar, on every interpreter.
 See docs/protocol.md for the exchange as a whole.
 """
 from micropython import const
@@ -37,10 +46,36 @@ from .events import EV_COUNT
 
 MAX_LINE = const(160)
 EVENT_INTS = const(4)  # integer values carried by every event frame
+MAX_VALUES = const(12)  # integers a restore frame carries at most (a core's snapshot)
+PROTO = "2"  # the frame grammar of docs/protocol.md; a host refuses one it does not know
+_INT_MAX = const(2147483647)  # integers on the wire fit 32 bits on every port
+_MAX_DIGITS = const(10)
 
 
 def crc(data):
     return crc32(data) & 0xFFFFFFFF
+
+
+def to_int(text):
+    """The integer of ``text`` (str) in the protocol's grammar: an optional
+    leading ``-`` then 1 to 10 ASCII digits, nothing else (no ``+``, no
+    spaces, no ``_``, no other scripts' digits), within -2147483647..2147483647.
+    Raises ValueError otherwise.  The same on CPython and MicroPython (whose
+    ``int()`` disagree on ``+4``, ``0_0``, `` 4`` and non-ASCII digits)."""
+    n = len(text)
+    i = 1 if n and text[0] == "-" else 0
+    if n - i < 1 or n - i > _MAX_DIGITS:
+        raise ValueError
+    value = 0
+    while i < n:
+        d = ord(text[i]) - 48
+        if d < 0 or d > 9:
+            raise ValueError
+        value = value * 10 + d
+        i += 1
+    if value > _INT_MAX:
+        raise ValueError
+    return -value if text[0] == "-" else value
 
 
 def frame(body):
@@ -66,6 +101,9 @@ def unframe(line):
             want = (want << 4) | (b - 87)
         else:
             return None
+    for b in body:  # printable ASCII only (a frame is ASCII on every interpreter)
+        if b < 32 or b > 126:
+            return None
     try:
         text = body.decode()
     except UnicodeError:
@@ -77,7 +115,7 @@ def unframe(line):
 
 # -- device -> host ------------------------------------------------------
 def hello(sid, clock, mode, version):
-    return frame(("H %s %s %s %s" % (sid, clock, mode, version)).encode())
+    return frame(("H %s %s %s %s " % (sid, clock, mode, version) + PROTO).encode())
 
 
 def event(sid, seq, t_ms, code, v0, v1, v2, v3, text=None):
@@ -108,8 +146,24 @@ def command(button, long=False):
     return frame(("C %d %d" % (button, 1 if long else 0)).encode())
 
 
-def restore(mode, settings_text, move, player, left_ms):
-    return frame(("S %s %s %d %d %d" % (mode, settings_text, move, player, left_ms)).encode())
+def restore(mode, settings_text, values):
+    """The S frame: ``values`` is a core's ``snapshot`` (a tuple of ints)."""
+    if not 1 <= len(values) <= MAX_VALUES:
+        raise ValueError("a restore carries 1 to %d values" % MAX_VALUES)
+    body = "S %s %s" % (mode, settings_text)
+    for v in values:
+        body = body + " %d" % v
+    return frame(body.encode())
+
+
+def configure(mode, settings_text):
+    """The K frame: take these settings while no game runs."""
+    return frame(("K %s %s" % (mode, settings_text)).encode())
+
+
+def round_start(number, elapsed_ms):
+    """The N frame: round ``number`` started ``elapsed_ms`` ago (0: now)."""
+    return frame(("N %d %d" % (number, elapsed_ms)).encode())
 
 
 def maintenance():
@@ -117,8 +171,11 @@ def maintenance():
 
 
 # -- checking and decoding -------------------------------------------------
-_ARITY = {"H": (5, 5), "G": (3, 3), "E": (9, 10), "A": (3, 3), "R": (3, 3), "W": (1, 1),
-          "C": (3, 3), "S": (6, 6), "M": (1, 1)}
+# H: 6 tokens in this grammar; 5 (a first-version clock without <proto>) and up to
+# 8 are still read, so the host can name the version it does not know and refuse it.
+_ARITY = {"H": (5, 8), "G": (3, 3), "E": (9, 10), "A": (3, 3), "R": (3, 3), "W": (1, 1),
+          "C": (3, 3), "S": (4, 3 + MAX_VALUES), "K": (3, 3), "N": (3, 3),
+          "M": (1, 1)}
 
 
 def check(tokens):
@@ -135,19 +192,22 @@ def check(tokens):
     try:
         if kind == "E":
             for i in range(2, 9):
-                int(tokens[i])
-            code = int(tokens[4])
-            if not 0 <= code < EV_COUNT or int(tokens[2]) < 1:
+                to_int(tokens[i])
+            code = to_int(tokens[4])
+            if not 0 <= code < EV_COUNT or to_int(tokens[2]) < 1:
                 return None
         elif kind in ("A", "R", "G"):
-            int(tokens[2])
+            to_int(tokens[2])
         elif kind == "C":
-            int(tokens[1])
-            int(tokens[2])
+            if tokens[2] != "0" and tokens[2] != "1":
+                return None
+            to_int(tokens[1])
         elif kind == "S":
-            for i in range(3, 6):
-                int(tokens[i])
+            for i in range(3, len(tokens)):
+                to_int(tokens[i])
+        elif kind == "N":
+            if to_int(tokens[1]) < 0 or to_int(tokens[2]) < 0:
+                return None
     except ValueError:
         return None
     return tokens
-

@@ -9,6 +9,8 @@ Field types:
     p  player: 0 -> "A", 1 -> "B", -1 -> null
     g  gong kind (GONG_KINDS)  s  play-out step (PLAYOUT_STEPS)
     w  what a refusal refused (REFUSED_WHAT)
+    r  why it was refused (REFUSED_REASONS); a field left out of the record
+       when 0 (no reason: a third break needs none)
 """
 from hallclock_fw.events import NULL
 
@@ -31,15 +33,36 @@ EVENTS = (
     ("playout", (("step", "s"), ("move", "n"))),
     ("break", (("player", "p"), ("number", "i"), ("break_ms", "i"))),
     ("break_end", (("player", "p"), ("number", "i"))),
-    ("refused", (("player", "p"), ("what", "w"))),
+    ("refused", (("player", "p"), ("what", "w"), ("reason", "r"))),
     ("resume", (("player", "p"), ("move", "n"), ("bank_ms", "i"))),
+    ("settings", ()),  # mode and settings are added from the event's text, as for boot
+    ("round", (("round", "i"), ("elapsed_ms", "i"))),
 )
 
 PLAYERS = ("A", "B")
 GONG_KINDS = ("start", "ten_minutes", "end", "manual")
 # ČAS 16.3: play-out steps after the end-of-time signal
 PLAYOUT_STEPS = ("finish_round", "one_more_move", "last_move", "over")
-REFUSED_WHAT = ("", "break")
+REFUSED_WHAT = ("", "break", "settings", "round")
+REFUSED_REASONS = ("", "game_running", "bad_settings", "round_started")
+
+
+def settings_json(mode, values):
+    """Settings as the log's JSON object (docs/protocol.md: whole numbers as
+    integers, lists always as lists, a score as "A-B", the delay kind as its
+    name; unset settings left out).  Host side: the clock never writes JSON."""
+    from hallclock_fw.settings import SPEC, format_value
+    obj = {}
+    for key, kind, _d in SPEC[mode]:
+        value = values.get(key)
+        if value is None:
+            continue
+        if kind == "l":
+            value = list(value)
+        elif kind == "score":
+            value = format_value(kind, value)
+        obj[key] = value
+    return obj
 
 
 def code_of(name):
@@ -65,6 +88,8 @@ def _value(kind, v):
         return PLAYOUT_STEPS[v] if 0 <= v < len(PLAYOUT_STEPS) else v
     if kind == "w":
         return REFUSED_WHAT[v] if 0 < v < len(REFUSED_WHAT) else v
+    if kind == "r":
+        return REFUSED_REASONS[v] if 0 < v < len(REFUSED_REASONS) else v
     return v
 
 
@@ -74,6 +99,8 @@ def fields_of(code, values):
     fields = EVENTS[code][1]
     for i in range(len(fields)):
         field, kind = fields[i]
+        if kind == "r" and values[i] == 0:
+            continue
         out[field] = _value(kind, values[i])
     return out
 

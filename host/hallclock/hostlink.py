@@ -4,6 +4,7 @@ stores each exactly once, acknowledges only what is stored, asks for what is
 missing, notices a device that lost power, and can send the game back.
 Uses the firmware's own ``protocol`` module: one frame format
 (docs/protocol.md)."""
+import sys
 import time
 
 from hallclock_fw import protocol, settings as settings_mod
@@ -29,6 +30,7 @@ class Session:
         self.restore = None  # the S frame to send (bytes) until the clock takes it
         self.restore_next = 0.0
         self.restore_tries = 0
+        self.round = None  # the round this session's game belongs to (tag_round)
 
 
 def game_state(records):
@@ -72,6 +74,17 @@ def game_state(records):
     return mode, stext, move, player, limit - used
 
 
+# -- running a round: the round tag ------------------------------------------
+def tag_round(session, record):
+    """From a session's ``round`` event on (the clock took the round number
+    from the host), every record of that game carries ``round``.  A new
+    session (a reboot) is a new game: untagged until it learns the round."""
+    if record.get("event") == "round" and isinstance(record.get("round"), int):
+        session.round = record["round"]
+    if session.round is not None:
+        record["round"] = session.round
+
+
 class HostLink:
     def __init__(self, writer, send, name="port", restore=False, clock=time.monotonic):
         self.writer = writer
@@ -90,6 +103,8 @@ class HostLink:
         self.on_record = None  # callback(record) for live views, once stored
         self.acks = {}  # sid -> True: sessions to acknowledge after the next flush
         self.stored = []  # records queued since the last send_acks (for on_record)
+        self.refused = {}  # sid -> protocol version this host does not know (not acked)
+        self.say = lambda text: print("hallclock: " + text, file=sys.stderr)
 
     # -- bytes in ------------------------------------------------------------
     def feed(self, data, flush=True):
@@ -153,12 +168,24 @@ class HostLink:
             return
         kind = tokens[0]
         if kind == "H":
-            _h, sid, clock, mode, _version = tokens
+            sid, clock, mode = tokens[1], tokens[2], tokens[3]
+            proto = tokens[5] if len(tokens) > 5 else "1"  # none: the first grammar
+            if proto != protocol.PROTO:
+                # a grammar this host does not know: never ack it (the clock keeps
+                # every event), and say so once (docs/protocol.md, "Versions")
+                if sid not in self.refused:
+                    self.refused[sid] = proto
+                    self.say("%s: clock %s speaks protocol %s, this hallclock knows %s; "
+                             "its events are not logged: update hallclock (or the clock's "
+                             "firmware) so they match" % (self.name, clock, proto,
+                                                           protocol.PROTO))
+                return
             s = self.sessions.get(sid)
             if s is None:
                 s = Session(sid, clock, mode)
                 s.expected = self.writer.last_seq(clock, sid) + 1
                 s.ended = self.writer.has_end(clock, sid)
+                s.round = self.writer.rounds.get((clock, sid))
                 self.sessions[sid] = s
                 self._new_session(s)
             self.current = s
@@ -166,6 +193,8 @@ class HostLink:
         elif kind == "E":
             sid = tokens[1]
             s = self.sessions.get(sid)
+            if s is None and sid in self.refused:
+                return  # a session in a protocol this host does not know
             if s is None:  # we came in mid-session: who is this?
                 now = self.time()
                 if now - self.asked_who > WHO_ASK_S:
@@ -217,22 +246,24 @@ class HostLink:
             state = game_state(self.writer.session_records(s.clock, old))
             if state is not None and state[0] == s.mode:
                 mode, stext, move, player, left = state
-                s.restore = protocol.restore(mode, stext, move, player, left)
+                # the Scrabble core's snapshot with the round unknown (-1)
+                s.restore = protocol.restore(mode, stext, (move, player, left, 0, 0, -1, -1, 0))
                 # before the ack of the hello: the clock takes it before its first move
                 self.poll()
 
     def _store(self, s, tokens):
         seq, t_ms, name, values, text = catalog.event_fields(tokens)
         record = {"clock": s.clock, "seq": seq, "t_ms": t_ms, "event": name}
-        if name == "boot":
+        if name == "boot" or name == "settings":
             mode, _, stext = (text or "").partition(":")
             record["mode"] = mode
             try:
-                record["settings"] = settings_mod.to_json(
+                record["settings"] = catalog.settings_json(
                     mode, settings_mod.parse_text(mode, stext))
             except ValueError:
                 record["settings"] = {"raw": stext}
         record.update(values)
+        tag_round(s, record)
         record["session"] = s.sid
         record["host_time"] = host_time()
         self.writer.add(record)

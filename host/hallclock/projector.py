@@ -1,35 +1,69 @@
 """The hall display (the projector page): a local web page for a projector, fed by a game log as it
-grows (written by ``hallclock log`` in another terminal, or a finished log).
+grows (written by ``hallclock log`` or ``hallclock hall`` in another terminal, or a finished log).
 
-Duplicate: the move's countdown in large digits, with the announcements made
-to the hall.  Scrabble: the round's basic time left and its gongs (with the
-play-out step after the end gong).  Backgammon: the running player's bank.
+What it shows comes from ``hallclock.model`` (each clock's own core replayed
+from its records) and the mode registry ``hallclock.modes``:
 
-The server (stdlib ``http.server``) reads the new lines of the log on each
-request of ``/state`` -- a JSON object the page polls twice a second -- and
-the page counts the digits down between polls on its own.  Only the page's
-three files and ``/state`` are served; nothing is written.
+- a Scrabble hall (one or many table clocks, and the hall unit): **the
+  round** -- the basic time left to the end gong, counted from the round's
+  first start gong, the gongs given as time of day (the host's clock) and the
+  ones still due, the play-out steps of the tables; never one table's move;
+- duplicate: the hall countdown in large digits, with the announcements;
+- backgammon: both banks (and the delay or break that runs).
+
+``--clock NAME`` shows one clock.  The server (stdlib ``http.server``) reads
+the new lines of the log on each request of ``/state`` -- a JSON object the
+page polls twice a second.  The digits the page shows between two polls come
+with the answer (``ahead``: the texts of the next few seconds, computed by the
+model), so the page formats no time itself.  Only the page's three files and
+``/state`` are served; nothing is written.
 """
+import errno
 import json
 import os
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from .clockstate import Hall, clock_text, epoch_of
+from hallclock_fw.display import next_change
+
 from .errors import BadInput
+from .liveview import row_cells
+from .model import Clocks, epoch_of
+from .modes import clock_text, minutes, view_for
 
 WEB = os.path.join(os.path.dirname(__file__), "web")
 FILES = {"/": ("index.html", "text/html; charset=utf-8"),
          "/index.html": ("index.html", "text/html; charset=utf-8"),
          "/app.js": ("app.js", "text/javascript; charset=utf-8"),
          "/style.css": ("style.css", "text/css; charset=utf-8")}
-GONG_TEXT = {"start": "start gong", "ten_minutes": "10 minutes left",
-             "end": "end of basic time", "manual": "gong"}
 PLAYOUT_TEXT = {"finish_round": "play-out (a): finish the round in progress",
                 "one_more_move": "play-out (b): one more move each",
                 "last_move": "play-out (c): last move, no drawing",
                 "over": "the game is over"}
+PLAYOUT_SHORT = {"finish_round": "(a) finishing the round", "one_more_move": "(b) one more move",
+                 "last_move": "(c) last move", "over": "over"}
+AHEAD = 4  # seconds of digits sent ahead with each answer
+
+
+def time_of_day(epoch):
+    """Host epoch seconds -> '14:02:05' (the laptop's local time), or ''."""
+    if epoch is None:
+        return ""
+    return time.strftime("%H:%M:%S", time.localtime(epoch))
+
+
+def gong_text(kind, warn_min):
+    if kind == "start":
+        return "start gong"
+    if kind == "ten_minutes":
+        return "%s left" % minutes(warn_min if warn_min is not None else 10)
+    if kind == "end":
+        return "end of basic time"
+    if kind == "manual":
+        return "gong"
+    return str(kind)
 
 
 class LogTail:
@@ -45,7 +79,7 @@ class LogTail:
     def _reset(self):
         self.offset = 0
         self.partial = b""
-        self.hall = Hall()
+        self.clocks = Clocks()
         self.records = 0
 
     def update(self):
@@ -74,83 +108,199 @@ class LogTail:
             if not isinstance(rec, dict):
                 continue
             at = epoch_of(rec.get("host_time"))
-            self.hall.feed(rec, at if at is not None else self.wall())
+            self.clocks.feed(rec, at if at is not None else self.wall())
             self.records += 1
 
     def state(self):
         with self.lock:
             self.update()
-            return face(self.hall, self.clock_name, self.wall(), self.path,
+            return face(self.clocks, self.clock_name, self.wall(), self.path,
                         os.path.exists(self.path))
 
 
-def face(hall, clock_name, now, path="", exists=True):
-    """The JSON the page shows, for the chosen clock (or the newest one)."""
-    out = {"log": os.path.basename(path), "clocks": list(hall.order), "now": now,
-           "waiting": True, "exists": exists}
+# -- the answer to /state ---------------------------------------------------------
+def face(clocks, clock_name, now, path="", exists=True):
+    """The JSON the page shows: the round (or hall countdown) of the whole
+    log, or the clock ``clock_name``.  ``now``: host epoch seconds."""
+    out = {"log": os.path.basename(path), "clocks": list(clocks.order), "now": now,
+           "waiting": True, "exists": exists, "tables": []}
+    modelled = [c for c in clocks if c.model is not None]
     if clock_name is not None:
-        s = hall.clocks.get(clock_name)
-    else:
-        s = hall.newest()
-    if s is None:
-        out["message"] = (f"waiting for clock {clock_name}" if clock_name else
-                          "waiting for the first record" if exists else f"waiting for {out['log']}")
+        c = clocks.get(clock_name)
+        if c is None or c.model is None:
+            if not clocks.order:
+                out["message"] = ("waiting for clock %s: the log has no clock yet" % clock_name
+                                  if exists else "waiting for %s" % out["log"])
+            elif c is None:
+                out["message"] = "no clock %s in this log; its clocks: %s" % (
+                    clock_name, ", ".join(clocks.order))
+            else:
+                out["message"] = "clock %s: %s" % (clock_name, c.error or "no boot heard yet")
+            return out
+        return _clock_face(out, c, now)
+    if not modelled:
+        out["message"] = ("waiting for the first record" if exists else
+                          "waiting for %s" % out["log"])
         return out
-    out.update({"waiting": False, "clock": s.clock, "mode": s.mode, "move": s.move,
-                "player": s.player, "status": s.status(now), "ended": s.ended,
-                "playout": PLAYOUT_TEXT.get(s.playout) if s.playout else None})
-    warn_min = s.settings.get("round_warn_min") if isinstance(s.settings, dict) else None
-    texts = dict(GONG_TEXT)
-    if isinstance(warn_min, int):
-        texts["ten_minutes"] = f"{warn_min} minutes left"
-    gongs = [{"kind": k, "text": texts.get(k, str(k)), "at": clock_text(t, False)
-              if isinstance(t, int) else "", "move": m} for t, k, m in s.gongs]
-    out["gongs"] = gongs[::-1]
-    out["announcements"] = [{"move": m, "left_s": left,
-                             "text": f"move {m}: {clock_text(left * 1000)} left"
-                             if left is not None else f"move {m}"}
-                            for _t, m, left in s.announcements[::-1][:6]]
-    if s.mode == "scrabble":
-        left = s.round_left_ms(now)
-        started = s.round_start is not None
-        out["title"] = "round time left"
-        out["left_ms"] = max(0, left) if left is not None else None
-        out["running"] = started and not s.ended and left is not None and left > 0
-        if not started:
-            out["subtitle"] = "waiting for the start gong"
-        elif left is not None and left <= 0:
-            out["subtitle"] = "basic time is over"
-        else:
-            out["subtitle"] = f"move {s.move}" if s.move else ""
-        out["last"] = started and left is not None and left <= 10 * 60000
-    elif s.mode == "duplicate":
-        left = s.left_ms(now)
-        out["title"] = f"move {s.move}" if s.move else "duplicate"
-        out["left_ms"] = max(0, left) if left is not None else None
-        out["running"] = s.running and not s.paused
-        if s.paused:
-            out["subtitle"] = "time stopped"
-        elif s.dup_over:
-            out["subtitle"] = "time is up: no more changes"
-        elif not s.running:
-            out["subtitle"] = "waiting for the referee's start"
-        else:
-            out["subtitle"] = ""
-        out["last"] = left is not None and left <= 30000
-    else:
-        left = s.left_ms(now)
-        out["title"] = f"{s.player}'s bank" if s.player else s.mode
-        out["left_ms"] = left
-        out["running"] = s.running
-        out["subtitle"] = "time stopped" if s.paused else ""
-        out["last"] = left is not None and left <= 30000
-    if s.ended:
-        out["subtitle"] = "session ended"
-        out["running"] = False
-    out["digits"] = clock_text(out["left_ms"]) if out.get("left_ms") is not None else "--:--"
+    lead = modelled[0]  # the first clock heard: the hall unit in a hall's log
+    if len(modelled) > 1:
+        out["tables"] = [_table(c, now) for c in modelled]
+    mode = lead.model.mode
+    same = [c for c in modelled if c.model.mode == mode]
+    if mode == "scrabble":
+        return _round_face(out, same, now)
+    if len(modelled) == 1 or mode == "duplicate":
+        return _clock_face(out, lead, now)
+    # several independent table clocks (backgammon): one is not the hall's
+    out.update({"waiting": False, "view": "tables", "title": "%d clocks" % len(modelled),
+                "subtitle": "pick one with --clock NAME", "digits": "", "ahead": []})
     return out
 
 
+def _table(c, now):
+    cells = row_cells(c, c.face(now))
+    return {"clock": c.name, "mode": cells["mode"], "displays": [cells["A"], cells["B"]],
+            "runs": cells["runs"], "move": cells["move"],
+            "state": " ".join(t for t, _k in cells["state"])}
+
+
+def _ahead(c, now, hall):
+    """The main digits and banks for the next AHEAD seconds, as the model
+    counts them: [{'in_ms', 'digits', 'banks'}]."""
+    f = c.face(now)
+    first = hall(c, f)
+    out = [{"in_ms": 0, "digits": first["digits"], "banks": first.get("banks_text")}]
+    if not first["running"] or f.ended:
+        return out
+    t0 = c.device_now(now)
+    step = next_change(first["left_ms"]) if first.get("left_ms") is not None else 1000
+    for k in range(AHEAD):
+        d = step + 1000 * k
+        later = hall(c, c.model.face(t0 + d))
+        out.append({"in_ms": d, "digits": later["digits"], "banks": later.get("banks_text")})
+    return out
+
+
+def _mode_hall(c, f):
+    h = view_for(f.mode).hall(c, f, None)
+    if "digits" not in h:
+        h["digits"] = clock_text(h["left_ms"]) if h.get("left_ms") is not None else "--:--"
+    if h.get("banks"):
+        h["banks_text"] = [b["text"] for b in h["banks"]]
+    return h
+
+
+def _clock_face(out, c, now):
+    f = c.face(now)
+    m = c.model
+    h = _mode_hall(c, f)
+    warn_min = m.settings.get("round_warn_min")
+    out.update({"waiting": False, "view": "clock", "clock": c.name, "mode": m.mode,
+                "move": f.move, "player": f.player, "ended": f.ended, "paused": f.paused,
+                "displays": [f.displays[0].strip(), f.displays[1].strip()],
+                "title": h["title"], "subtitle": h["subtitle"], "left_ms": h["left_ms"],
+                "running": h["running"] and not f.ended, "last": h["last"],
+                "digits": h["digits"], "banks": h.get("banks"),
+                "playout": PLAYOUT_TEXT.get(f.facts.get("playout")),
+                "mismatches": len(m.mismatches)})
+    out["gongs"] = [{"kind": k, "text": gong_text(k, warn_min), "at": time_of_day(
+        ep if ep is not None else c.time_of_day(t)), "move": mv}
+        for t, k, mv, ep in c.gongs][::-1]
+    out["announcements"] = [{"move": mv, "left_s": left,
+                             "text": "move %s: %s left" % (mv, clock_text(left * 1000))
+                             if left is not None else "move %s" % mv}
+                            for _t, mv, left, _ep in c.announcements[::-1][:6]]
+    if m.mode == "scrabble":
+        out["due"] = _due_gongs(c, f, now, warn_min)
+    if f.ended:
+        out["subtitle"] = "power lost" if m.power_lost else "session ended"
+    out["ahead"] = _ahead(c, now, _mode_hall)
+    return out
+
+
+def _start_epoch(c):
+    for t, kind, _mv, ep in c.gongs:
+        if kind == "start":
+            return ep if ep is not None else c.time_of_day(t)
+    return None
+
+
+def _due_gongs(c, f, now, warn_min):
+    """The round's gongs still to come, with their time of day."""
+    facts = f.facts
+    if not facts.get("round_started") or f.ended:
+        return []
+    left = facts["round_left_ms"]
+    end = now + left / 1000.0
+    due = []
+    ten = left - facts["round_warn_ms"]
+    if facts["round_warn_ms"] > 0 and ten > 0:
+        due.append({"kind": "ten_minutes", "text": gong_text("ten_minutes", warn_min),
+                    "at": time_of_day(now + ten / 1000.0)})
+    if left > 0:
+        due.append({"kind": "end", "text": gong_text("end", None), "at": time_of_day(end)})
+    return due
+
+
+def _round_face(out, clocks, now):
+    """A Scrabble hall: the round as a whole.  Its basic time runs from the
+    round's first start gong (the hall unit's, when it is in the log): the
+    clock that gave it leads; tables started by the relay follow it by
+    milliseconds (docs/hall.md)."""
+    started = [(ep, i, c) for i, c in enumerate(clocks)
+               for ep in [_start_epoch(c)] if ep is not None]
+    lead = min(started)[2] if started else clocks[0]
+    f = lead.face(now)
+    m = lead.model
+    warn_min = m.settings.get("round_warn_min")
+    facts = f.facts
+    left = facts["round_left_ms"]
+    running = facts["round_started"] and left > 0 and not f.ended
+    out.update({"waiting": False, "view": "round", "clock": lead.name, "mode": "scrabble",
+                "title": "round time left", "left_ms": max(0, left), "running": running,
+                "last": facts["round_started"] and left <= facts["round_warn_ms"],
+                "ended": all(c.model.ended for c in clocks), "paused": False,
+                "digits": clock_text(max(0, left))})
+    if not facts["round_started"]:
+        out["subtitle"] = "waiting for the start gong"
+    elif left <= 0:
+        out["subtitle"] = "basic time is over"
+    else:
+        out["subtitle"] = "%d table%s" % (len(clocks), "" if len(clocks) == 1 else "s") \
+            if len(clocks) > 1 else ""
+    # the round's gongs: the lead clock's, as time of day (each table gives its own
+    # at the same moments; their move numbers are the tables' own)
+    one = len(clocks) == 1
+    out["gongs"] = [{"kind": k, "text": gong_text(k, warn_min), "at": time_of_day(
+        ep if ep is not None else lead.time_of_day(t)), "move": mv if one else None}
+        for t, k, mv, ep in lead.gongs][::-1]
+    out["due"] = _due_gongs(lead, f, now, warn_min)
+    out["announcements"] = []
+    steps = {}
+    for c in clocks:
+        step = c.face(now).facts.get("playout")
+        if step:
+            steps[step] = steps.get(step, 0) + 1
+    if one:
+        out["playout"] = PLAYOUT_TEXT.get(facts.get("playout"))
+    elif steps:
+        out["playout"] = "play-out: " + ", ".join(
+            "%d %s" % (steps[s], PLAYOUT_SHORT[s]) for s in PLAYOUT_SHORT if s in steps)
+    else:
+        out["playout"] = None
+    if out["ended"]:
+        out["subtitle"] = "session ended" if one else "every table has ended"
+        out["running"] = False
+
+    def hall(c, face_):
+        r = face_.facts["round_left_ms"]
+        return {"digits": clock_text(max(0, r)), "left_ms": max(0, r),
+                "running": face_.facts["round_started"] and r > 0 and not face_.ended}
+    out["ahead"] = _ahead(lead, now, hall)
+    return out
+
+
+# -- serving ---------------------------------------------------------------------
 class _Handler(BaseHTTPRequestHandler):
     tail: LogTail  # set on the subclass made by make_server
 
@@ -179,6 +329,24 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
+def check_clock(tail):
+    """``--clock NAME`` on a log that already holds clocks, none of that
+    name: bad input, naming the clocks it has (a log with no clock yet is
+    waited for: the page says so)."""
+    name = tail.clock_name
+    if name is None:
+        return None
+    tail.update()
+    known = tail.clocks.order
+    if known and name not in known:
+        raise BadInput("--clock %s: %s has no clock of that name; its clocks: %s "
+                       "(or leave --clock out to show the whole hall)" % (
+                           name, tail.path, ", ".join(known)))
+    if not known:
+        return "no clock in %s yet: the page waits for clock %s" % (tail.path, name)
+    return None
+
+
 def make_server(log, host="127.0.0.1", port=8080, clock=None):
     """An HTTP server (not yet serving) for the log; port 0 picks a free one."""
     folder = os.path.dirname(os.path.abspath(log))
@@ -188,13 +356,29 @@ def make_server(log, host="127.0.0.1", port=8080, clock=None):
         raise BadInput(f"--log {log} is a folder; give the log file")
     if not 0 <= port <= 65535:
         raise BadInput(f"--port {port}: an HTTP port is 0 to 65535")
-    handler = type("Handler", (_Handler,), {"tail": LogTail(log, clock)})
+    tail = LogTail(log, clock)
+    note = check_clock(tail)  # before the port is taken: a bad --clock leaves nothing open
+    handler = type("Handler", (_Handler,), {"tail": tail})
     try:
         server = ThreadingHTTPServer((host, port), handler)
+    except socket.gaierror as exc:
+        raise BadInput(f"--host {host}: not an address or a host name this machine knows "
+                       f"({exc.strerror}); give 127.0.0.1 (this machine), 0.0.0.0 (every "
+                       "network) or one of this machine's addresses") from None
     except OSError as exc:
-        raise BadInput(f"cannot serve on {host}:{port} ({exc.strerror}); "
-                       "choose another --port") from None
+        if exc.errno == errno.EADDRINUSE:
+            raise BadInput(f"port {port} on {host} is already in use (another hall-display?); "
+                           "choose another --port") from None
+        if exc.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
+            raise BadInput(f"--host {host} is not an address of this machine "
+                           f"({exc.strerror}); give 127.0.0.1, 0.0.0.0 or one of its "
+                           "network addresses") from None
+        if exc.errno == errno.EACCES:
+            raise BadInput(f"port {port}: not allowed to listen there ({exc.strerror}); "
+                           "ports below 1024 need root: choose a --port from 1024 on") from None
+        raise BadInput(f"cannot serve on {host}:{port} ({exc.strerror})") from None
     server.daemon_threads = True
+    server.note = note
     return server
 
 

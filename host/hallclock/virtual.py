@@ -21,7 +21,7 @@ import tty
 
 from hallclock_fw import settings as settings_mod
 
-from .errors import BadInput, LinkError
+from .errors import BadInput, HallclockError, LinkError
 from .transport import read_fd
 from .vdev.runner import DONE, HANDED_BACK, PACED, RUNNING, Runner
 
@@ -35,6 +35,8 @@ def make_runner(mode, values, actions, clock="virtual-1", sid="00000001", start_
         from .mpdevice import MicroPythonRunner
         return MicroPythonRunner(mode, values, plain, clock=clock, sid=sid,
                                  start_ticks=start_ticks, period=period)
+    if interpreter != "cpython":  # micropython-unix is a process: simulate / mpunix.run
+        raise ValueError(f"no in-process runner for --interpreter {interpreter}")
     return Runner(mode, values, plain, clock=clock, sid=sid, start_ticks=start_ticks,
                   period=period, record=record)
 
@@ -141,8 +143,12 @@ def check_settings(mode, pairs):
 
 
 def simulate(actions, mode, values, out, clock="virtual-1", interpreter="cpython",
-             period=None, start_ticks=0, timeout_s=600.0, restore=False):
+             period=None, start_ticks=0, timeout_s=600.0, restore=False, heap_kib=None,
+             romfs=None, figures=None, gc_policy="firmware"):
     """Scenario -> virtual device -> pty -> real host logger -> ``out``."""
+    if interpreter == "micropython-unix":
+        return _simulate_unix(actions, mode, values, out, clock, period, start_ticks,
+                              timeout_s, restore, heap_kib, romfs, figures, gc_policy)
     from .logger import Logger
     from .transport import pty_pair
 
@@ -156,14 +162,20 @@ def simulate(actions, mode, values, out, clock="virtual-1", interpreter="cpython
         device.start()
         # The device stops once the host has acknowledged its every event
         # (so the logger has stored them); the logger stops with it.
+        started = time.monotonic()
         logger.run(stop=lambda: not device.is_alive(), max_s=timeout_s)
+        waited = time.monotonic() - started
         device.halt = True
         device.join(timeout=10)
+        if isinstance(device.error, HallclockError):
+            raise device.error
         if device.error is not None:
             raise LinkError(f"the virtual device failed: {device.error!r}") from device.error
         if not device.result or not logger.all_ended():
-            raise LinkError("the simulation did not finish: the log has no 'end' "
-                            f"after {timeout_s:.0f} s")
+            why = (f"the virtual device heard nothing from the logger for {SILENCE_S:.0f} s"
+                   if not device.is_alive() and device.result is False else
+                   f"the log has no 'end' after {waited:.0f} s")
+            raise LinkError(f"the simulation did not finish: {why}")
     finally:
         logger.close()
         for fd in (master, slave):
@@ -174,4 +186,42 @@ def simulate(actions, mode, values, out, clock="virtual-1", interpreter="cpython
         close = getattr(runner, "close", None)
         if close is not None:
             close()
+    return logger.writer.count
+
+
+def _simulate_unix(actions, mode, values, out, clock, period, start_ticks, timeout_s,
+                   restore, heap_kib, romfs, figures, gc_policy="firmware"):
+    """The device as its own MicroPython unix-port process on the pty's
+    device end (handed over as a file descriptor); ``figures``, a dict, gets
+    the process's heap figures."""
+    from .logger import Logger
+    from .mpunix import UnixDevice
+    from .transport import pty_pair
+
+    master, slave, path = pty_pair()
+    os.set_blocking(master, False)
+    device = UnixDevice(mode, values, actions, master, clock=clock, start_ticks=start_ticks,
+                        period=period, heap_kib=heap_kib, romfs=romfs,
+                        account=figures is not None, pass_fds=(master,),
+                        gc_policy=gc_policy)
+    logger = Logger([path], out, restore=restore)
+    try:
+        logger.open()
+        device.start()
+        logger.run(stop=lambda: not device.is_alive(), max_s=timeout_s)
+        device.stop()
+        got = device.finish()
+        if figures is not None and got:
+            figures.update(got)
+        if not logger.all_ended():
+            raise LinkError("the simulation did not finish: the log has no 'end' "
+                            f"after {timeout_s:.0f} s")
+    finally:
+        device.stop()
+        logger.close()
+        for fd in (master, slave):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
     return logger.writer.count

@@ -20,6 +20,8 @@ class Recorder:
         vals = (v0, v1, v2, v3)
         d = {}
         for i in range(len(fields)):
+            if fields[i][1] == "r" and vals[i] == 0:
+                continue  # as the catalogue: no reason given, no field
             d[fields[i][0]] = vals[i]
         self.events.append((ticks_diff(now, self.base), name, d))
 

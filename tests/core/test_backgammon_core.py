@@ -421,15 +421,49 @@ def test_wrap_expiry_exact():
 
 def test_restore_puts_the_move_back_running():
     sim = make(["bank_s=600", "delay_s=15"])
-    sim.core.restore(7, 1, 123456, sim.t(5000), 400000)
+    assert sim.core.restore((7, 1, 400000, 123456, 0, 0, 0, 0), sim.t(5000))
     assert timed(sim.rec, "resume") == [(5000, {"player": 1, "move": 7, "bank_ms": 123456})]
     assert shown(sim, 5000) == [400000, 123456]  # the delay of move 7 counts as spent
     sim.press(15000, BTN_B)
     assert fields(sim.rec, "press") == [{"player": 1, "move": 7, "used_ms": 10000, "bank_ms": 113456}]
     assert fields(sim.rec, "turn") == [{"player": 0, "move": 8, "bank_ms": 400000}]
-    # without the opponent's bank the opponent keeps the start bank
+    # a repeated restore later in the game changes nothing (only a fresh clock takes one)
+    assert not sim.core.restore((9, 0, 5000, 5000, 0, 2, 2, 0), sim.t(16000))
+    assert sim.core.bank == [400000, 113456] and sim.core.move == 8
     sim = make(["bank_s=600"])
-    sim.core.restore(3, 0, 1000, sim.t(0))
+    assert sim.core.restore((3, 0, 1000, 600000, 0, 0, 0, 0), sim.t(0))
     assert shown(sim, 0) == [1000, 600000]
     sim.run_to(5000)
     assert timed(sim.rec, "expired") == [(1000, {"player": 0, "move": 3})]
+
+
+def test_restore_takes_both_banks_and_the_breaks_used():
+    sim = make(["bank_s=600", "delay_s=15"])
+    assert sim.core.restore((12, 0, 250000, 90000, 1, 2, 1, 0), sim.t(0))
+    assert sim.core.paused() and sim.core.bank == [250000, 90000]
+    assert [e[1] for e in sim.rec.events] == ["resume", "pause"]
+    assert sim.core.breaks_used(0) == 2 and sim.core.breaks_used(1) == 1
+    take_break(sim, 10000, BTN_A)  # rule 2.3: A had used both breaks before the outage
+    assert fields(sim.rec, "refused")[-1]["player"] == 0
+    sim.press(20000, BTN_B)  # 6.1: B's press restarts A's time on the bank as it stood
+    assert sim.core.bank_left(sim.t(30000), 0) == 240000
+
+
+def test_snapshot_then_restore_is_the_same_game():
+    for kind in ("simple", "bronstein", "fischer"):
+        a = make(["bank_s=300", "delay_s=10", "delay=" + kind])
+        a.press(0, BTN_B)
+        a.press(4000, BTN_A)
+        a.press(30000, BTN_B)
+        a.run_to(41000)
+        snap = a.core.snapshot(a.t(41000))
+        assert len(snap) == 8 and snap[:2] == (3, 0)
+        b = make(["bank_s=300", "delay_s=10", "delay=" + kind])
+        assert b.core.restore(snap, b.t(0))
+        assert b.core.snapshot(b.t(0)) == snap
+        assert not b.core.restore(snap, b.t(0))  # once
+    flagged = make(["bank_s=5"])
+    assert flagged.core.restore((2, 1, 100, 0, 0, 0, 0, 1), flagged.t(0))
+    assert flagged.core.overtime() and flagged.rec.of("expired") == []
+    assert not make([]).core.restore((0, -1, 1, 1, 0, 0, 0, 0), 0)  # nothing had started
+    assert not make([]).core.restore((1, 0, 1), 0)  # not a backgammon snapshot

@@ -1,25 +1,32 @@
-"""ScrabbleClock.restore: the game sent back after a power loss (issue 6).
-MicroPython-compatible: plain asserts, no pytest."""
-from hallclock_fw.core.scrabble import ScrabbleClock
-from hallclock_fw.events import BTN_A, BTN_B, BTN_START
+"""ScrabbleClock.snapshot/restore: the game sent back after a power loss
+(docs/rules.md: ČAS 16.8, 5.1.4, 4.1, 6.1, 16.3).  MicroPython-compatible:
+plain asserts, no pytest."""
+from hallclock_fw.core.scrabble import SNAPSHOT, ScrabbleClock
+from hallclock_fw.events import BTN_A, BTN_B, BTN_PAUSE, BTN_START
 from hallclock_fw.settings import parse
 
 from .harness import WRAP_START, Sim
+
+MIN = 60000
 
 
 def _sim(base=0):
     return Sim(ScrabbleClock, parse("scrabble", []), base)
 
 
+def _snap(move, player, left, paused=0, number=0, elapsed=-1, step=-1, last=0):
+    return (move, player, left, paused, number, elapsed, step, last)
+
+
 def test_restore_runs_the_move_with_the_time_left():
     s = _sim(WRAP_START)  # the restored deadline crosses the tick wrap
-    assert s.core.restore(7, 1, 25000, s.t(0))
+    assert s.core.restore(_snap(7, 1, 25000), s.t(0))
     assert s.rec.names() == ["resume"]
     assert s.rec.events[0][2] == {"player": 1, "move": 7, "limit_ms": 25000}
     assert s.core.running() and s.core.player == 1
     assert s.core.left_ms(s.t(1000)) == 24000
     s.run_to(30000)
-    # the 30 s warning had passed before the power loss: only 20 and 10 s come
+    # 16.8: the 30 s warning had passed before the power loss: only 20 and 10 s come
     warns = s.rec.of("warn")
     assert [(e[0], e[2]["left_s"]) for e in warns] == [(5000, 20), (15000, 10)]
     assert [e[0] for e in s.rec.of("expired")] == [25000]
@@ -31,7 +38,7 @@ def test_restore_runs_the_move_with_the_time_left():
 
 def test_restore_in_overtime_does_not_expire_again():
     s = _sim()
-    assert s.core.restore(3, 0, -4000, s.t(0))
+    assert s.core.restore(_snap(3, 0, -4000), s.t(0))
     assert s.core.overtime()
     s.run_to(10000)
     assert s.rec.of("expired") == [] and s.rec.of("warn") == []
@@ -42,13 +49,75 @@ def test_restore_only_before_the_first_move():
     s = _sim()
     s.press(0, BTN_START)
     s.press(1000, BTN_B)
-    assert not s.core.restore(5, 0, 60000, s.t(2000))
+    assert not s.core.restore(_snap(5, 0, 60000), s.t(2000))
     assert s.core.move == 1
     fresh = _sim()
-    assert not fresh.core.restore(0, 0, 60000, fresh.t(0))  # no move to resume
-    assert not fresh.core.restore(4, 2, 60000, fresh.t(0))  # no such player
+    assert not fresh.core.restore(_snap(0, -1, 60000), fresh.t(0))  # nothing had started
+    assert not fresh.core.restore(_snap(4, 2, 60000), fresh.t(0))  # no such player
+    assert not fresh.core.restore((4, 1, 60000), fresh.t(0))  # not a Scrabble snapshot
     assert fresh.rec.events == []
-    assert fresh.core.restore(4, 1, 999999, fresh.t(0))  # never more than the limit
+    assert fresh.core.restore(_snap(4, 1, 999999), fresh.t(0))  # never more than the limit
     assert fresh.core.left_ms(fresh.t(0)) == 120000
     fresh.press(1000, BTN_A)  # the player whose time does not run: nothing
     assert fresh.rec.names() == ["resume"]
+    # a repeated restore later changes nothing
+    assert not fresh.core.restore(_snap(9, 0, 5000), fresh.t(2000))
+    assert fresh.core.move == 4 and fresh.rec.names() == ["resume"]
+
+
+def test_a_paused_move_comes_back_paused():
+    s = _sim()
+    assert s.core.restore(_snap(6, 1, 70000, paused=1), s.t(0))
+    assert s.rec.names() == ["resume", "pause"] and s.core.paused()
+    s.press(50000, BTN_PAUSE)  # ČAS 8.7.1: goes on with the time as it stood
+    assert s.core.left_ms(s.t(60000)) == 60000
+
+
+def test_the_round_goes_on_from_its_start():
+    # 4.1, 6.1: START at 0; power lost at 25 min; the clock is back 2 min later
+    s = _sim()
+    assert s.core.restore(_snap(9, 0, 80000, number=3, elapsed=27 * MIN), s.t(0))
+    assert s.rec.names() == ["resume", "round"]
+    assert s.rec.of("round")[0][2] == {"round": 3, "elapsed_ms": 27 * MIN}
+    s.run_to(20 * MIN)
+    gongs = s.rec.of("gong")
+    # the ten-minute gong at START + 30 min, the end gong at START + 40 min
+    assert [(e[0], e[2]["kind"]) for e in gongs] == [(3 * MIN, 1), (13 * MIN, 2)]
+    assert [e[0] for e in s.rec.of("gong")] == [3 * MIN, 13 * MIN]
+
+
+def test_a_round_past_its_ten_minute_gong_gives_only_the_end_gong():
+    s = _sim()
+    assert s.core.restore(_snap(9, 0, 80000, elapsed=35 * MIN), s.t(0))
+    s.run_to(10 * MIN)
+    assert [(e[0], e[2]["kind"]) for e in s.rec.of("gong")] == [(5 * MIN, 2)]
+
+
+def test_the_play_out_step_is_restored():
+    s = _sim()
+    assert s.core.restore(_snap(15, 0, 80000, elapsed=42 * MIN, step=1, last=14), s.t(0))
+    assert s.rec.of("gong") == []  # the end gong was given before the outage
+    assert s.rec.of("playout")[0][2]["step"] == 1
+    assert s.core.round.step == 1 and s.core.round.round_last == 14
+    s.press(1000, BTN_A)  # move 16: still (b)
+    s.press(2000, BTN_B)  # move 17: (c) last move
+    assert [e[2]["step"] for e in s.rec.of("playout")] == [1, 2]
+
+
+def test_snapshot_then_restore_is_the_same_game():
+    a = _sim()
+    a.press(0, BTN_START)
+    a.press(1000, BTN_B)
+    a.press(50000, BTN_A)
+    a.run_to(90000)  # B's move 2: 40 s used, the 30 s warning not yet
+    snap = a.core.snapshot(a.t(90000))
+    assert len(snap) == SNAPSHOT
+    assert snap == (2, 1, 80000, 0, 0, 90000, -1, 0)
+    # the hall's time runs on through the outage (measured at hall_now)
+    assert a.core.snapshot(a.t(90000), a.t(150000))[5] == 150000
+    b = _sim(WRAP_START)
+    assert b.core.restore(snap, b.t(0))
+    assert b.core.snapshot(b.t(0)) == snap
+    b.run_to(2500000)  # the game goes on: the end gong at START + 40 min as before
+    ends = [e[0] for e in b.rec.of("gong") if e[2]["kind"] == 2]
+    assert ends == [40 * MIN - 90000]

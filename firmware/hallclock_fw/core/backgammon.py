@@ -51,6 +51,7 @@ BREAK_MS = const(300000)  # rule 2.3: breaks of 5 minutes
 BREAKS = const(2)  # rule 2.3: two per player per match
 
 _KINDS = ("simple", "bronstein", "fischer")
+SNAPSHOT = const(8)  # values of a snapshot: see BackgammonClock.snapshot
 
 
 class BackgammonClock:
@@ -73,6 +74,8 @@ class BackgammonClock:
         self.break_player = NULL
         self.break_end_at = 0  # tick at which the running break ends
         self.after_break = _IDLE  # the state a break select or break returns to
+        self.restored = False
+        self.round = None  # no round gongs in backgammon (the app logs the round)
 
     # -- inputs ---------------------------------------------------------
     def button(self, code, now):
@@ -202,25 +205,57 @@ class BackgammonClock:
             return self.break_end_at
         return None
 
-    def restore(self, move, player, left_ms, now, other_ms=NULL):
-        """Back after a power loss: ``move`` in progress for ``player`` with
-        ``left_ms`` on their bank, running from ``now``.  The delay of that
-        move counts as spent.  The opponent keeps the bank this clock holds
-        (its start bank after a reboot) unless ``other_ms`` is given."""
-        if left_ms < 0:
-            left_ms = 0
+    # -- restore (the core interface of modes.py) ---------------------------
+    def fresh(self):
+        return self.state == _IDLE and not self.restored
+
+    def over(self):
+        """A bank ran out: the flag fell, the match is decided on the clock."""
+        return self.state == _FLAG
+
+    def snapshot(self, now, hall_now=None):
+        """(move, player, bank_A, bank_B, paused, breaks_A, breaks_B, flag):
+        the move in progress and its mover (0 and -1 before the first move),
+        both banks at ``now`` (the mover's without the unused delay), whether
+        time is stopped (PAUSE, a break or its select), the breaks each player
+        has used (rule 2.3), and 1 when a bank has run out."""
+        state = self.state
+        paused = 1 if state == _PAUSED or state == _SELECT or state == _BREAK else 0
+        a = self.bank_left(now, 0)
+        b = self.bank_left(now, 1)
+        return (self.move, self.player, a, b, paused, self.breaks[0], self.breaks[1],
+                1 if state == _FLAG else 0)
+
+    def restore(self, values, now):
+        """Back after a power loss from a ``snapshot`` of the old session:
+        both banks and the breaks used as they stood, and the move in progress
+        running again from ``now`` on the mover's bank (its delay counts as
+        spent), or stopped if time was stopped (a break is not resumed: time
+        stays stopped), or the flag if a bank had run out.  Only on a fresh
+        clock; returns True when taken.  Logs ``resume`` (``bank_ms``)."""
+        if len(values) != SNAPSHOT or not self.fresh():
+            return False
+        move, player, a, b, paused, breaks_a, breaks_b, flag = values
+        if move < 1 or (player != 0 and player != 1):
+            return False
+        self.restored = True
+        self.bank[0] = a if a > 0 else 0
+        self.bank[1] = b if b > 0 else 0
+        self.breaks[0] = breaks_a if 0 <= breaks_a <= BREAKS else BREAKS
+        self.breaks[1] = breaks_b if 0 <= breaks_b <= BREAKS else BREAKS
+        left = self.bank[player]
         self.player = player
         self.move = move
-        if other_ms != NULL:
-            self.bank[1 - player] = other_ms
-        self.bank[player] = left_ms
-        self.bank0 = left_ms
-        self.limit = left_ms
-        self.to_go = left_ms
-        self.deadline = ticks_add(now, left_ms)
-        self.state = _RUNNING
-        self._emit(EV_RESUME_BANK, now, player, move, left_ms, 0)
-        self._due(now)
+        self.bank0 = left
+        self.limit = left
+        self.to_go = left
+        self._press_while_paused(1 - player, now)  # runs again: logs ``resume``
+        if flag or left == 0:
+            self.state = _FLAG  # the flag as it fell (no second ``expired``)
+            self.to_go = 0
+        elif paused:
+            self._pause(now)
+        return True
 
     # -- display --------------------------------------------------------
     def _to_go(self, now):

@@ -28,6 +28,7 @@ _IDLE = const(0)  # before the first START
 _RUNNING = const(1)
 _PAUSED = const(2)
 _DONE = const(3)  # the move's time is up; waiting for the next START
+SNAPSHOT = const(3)  # values of a snapshot: (move, left_ms, paused)
 
 
 class DuplicateTimer:
@@ -44,6 +45,8 @@ class DuplicateTimer:
         self.deadline = 0
         self.next_ann = 0  # index into announce_ms of the next announcement due
         self.paused_left = 0
+        self.restored = False
+        self.round = None  # no round gongs in duplicate (the app logs the round)
 
     # -- inputs ---------------------------------------------------------
     def button(self, code, now):
@@ -66,6 +69,49 @@ class DuplicateTimer:
         elif code == BTN_GONG:
             self._emit(EV_GONG, now, GONG_MANUAL, self.move if self.move else NULL, 0, 0)
         # A, B and long presses: nothing (the hall has no player buttons)
+
+    # -- restore (the core interface of modes.py) ---------------------------
+    def fresh(self):
+        return self.state == _IDLE and not self.restored
+
+    def over(self):
+        """Duplicate has no end the clock knows of (I.7): between moves the
+        hall's game still runs."""
+        return False
+
+    def snapshot(self, now, hall_now=None):
+        """(move, left_ms, paused): the move whose countdown runs, stands or
+        ran last, and what is left of it (0 once its time is up)."""
+        return (self.move, self.left_ms(now), 1 if self.state == _PAUSED else 0)
+
+    def restore(self, values, now):
+        """The countdown of the old session's move goes on with the time it
+        had left (announcements already past are not repeated); a move whose
+        time was up waits for the next START.  Only on a fresh timer."""
+        if len(values) != SNAPSHOT or not self.fresh():
+            return False
+        move, left, paused = values
+        if move < 1:
+            return False
+        if left > self.limit_ms:
+            left = self.limit_ms
+        self.restored = True
+        self.move = move
+        if left <= 0:
+            self.state = _DONE
+            self._emit(EV_RESUME, now, NULL, move, 0, 0)
+            return True
+        ann = self.announce_ms
+        i = 0
+        while i < len(ann) and ann[i] >= left:
+            i += 1
+        self.next_ann = i
+        self.paused_left = left
+        self.state = _PAUSED
+        self.button(BTN_PAUSE, now)  # goes on as after a pause: logs ``resume``
+        if paused:
+            self.button(BTN_PAUSE, now)
+        return True
 
     # -- time -----------------------------------------------------------
     def tick(self, now):

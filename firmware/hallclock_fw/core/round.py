@@ -23,14 +23,23 @@ before that move's ``turn``) and ``over`` when the last move is pressed.
 
 The end gong itself is the signal of step (a); (b), (c) and ``over`` have
 their own blink patterns on both LEDs and the buzzer (signals.py).
+
+A clock that learns of the round late (the host's round frame, ``join``,
+after a reboot or a reconnect; or a restore after a power loss) places the
+round's START ``elapsed_ms`` in the past: the gongs still ahead sound at
+START + 30 and START + 40 min as for every other table, the gongs already
+past are not given again (no start gong either), and a clock that joins after
+the end gong counts the play-out from the moment it joins, with the move in
+progress then (the players circle that number, 16.3).
 """
 from micropython import const
 
 from ..events import (
-    EV_GONG, EV_PLAYOUT, GONG_END, GONG_MANUAL, GONG_START, GONG_TEN, NULL)
+    EV_GONG, EV_PLAYOUT, EV_ROUND, GONG_END, GONG_MANUAL, GONG_START, GONG_TEN, NULL)
 from .timing import ticks_add, ticks_diff
 
 _MIN = const(60000)
+_MAX_ELAPSED = const(1 << 28)  # a start further back than this is far past any end
 STEP_FINISH = const(0)
 STEP_ONE_MORE = const(1)
 STEP_LAST = const(2)
@@ -49,16 +58,53 @@ class Round:
         self.end_due = False
         self.step = NULL  # play-out step, NULL before the end gong
         self.round_last = 0  # last move of the round in progress at the end gong
+        self.number = 0  # the round's number, when the host told it (0: unknown)
 
     def start(self, now, move):
         if self.started:
             return  # one start signal per round; GONG gives extra gongs
-        self.started = True
-        self.end_at = ticks_add(now, self.round_ms)
-        self.ten_at = ticks_add(self.end_at, -self.warn_ms)
-        self.ten_due = self.warn_ms > 0
-        self.end_due = True
+        self._begin(now, 0)
         self._emit(EV_GONG, now, GONG_START, move, 0, 0)
+
+    def _begin(self, now, elapsed):
+        """The round's START was ``elapsed`` ms before ``now``: the gongs
+        still ahead are due, those already past are not."""
+        if elapsed > _MAX_ELAPSED:
+            elapsed = _MAX_ELAPSED
+        self.started = True
+        self.end_at = ticks_add(ticks_add(now, -elapsed), self.round_ms)
+        self.ten_at = ticks_add(self.end_at, -self.warn_ms)
+        self.ten_due = self.warn_ms > 0 and elapsed < self.round_ms - self.warn_ms
+        self.end_due = elapsed < self.round_ms
+
+    def join(self, now, number, elapsed_ms, move, step=NULL, last=0):
+        """The host's round frame: round ``number`` started ``elapsed_ms`` ago
+        (0: now, and this is the start signal with its gong), or a round sent
+        back after a power loss (with the play-out ``step`` and ``last``, the
+        round's last move, of the old session's ``snapshot``).  Logs ``round``.
+        Taken once: False if this clock's round has started already."""
+        if self.started:
+            return False
+        self.number = number
+        self._emit(EV_ROUND, now, number, elapsed_ms, 0, 0)
+        if elapsed_ms <= 0:
+            self.start(now, move)
+            return True
+        self._begin(now, elapsed_ms)
+        if step >= 0:  # the end gong was given before the outage
+            self.end_due = False
+            self.ten_due = False
+            self.round_last = last
+            self._set_step(now, step, move)
+        elif not self.end_due:  # joined after the end gong: no gong now
+            self._end_reached(now, move)
+        return True
+
+    def elapsed_ms(self, now):
+        """Ms since the round's START (NULL before it)."""
+        if not self.started:
+            return NULL
+        return self.round_ms - ticks_diff(self.end_at, now)
 
     def manual(self, now, move):
         self._emit(EV_GONG, now, GONG_MANUAL, move, 0, 0)
@@ -76,10 +122,15 @@ class Round:
         if self.end_due and ticks_diff(now, self.end_at) >= 0:
             self.end_due = False
             self._emit(EV_GONG, now, GONG_END, move, 0, 0)
-            # 16.3: the move in progress is the one the players circle.
-            m = move if move > 0 else 0
-            self.round_last = m + (m & 1)
-            self._set_step(now, STEP_FINISH, move)
+            self._end_reached(now, move)
+
+    def _end_reached(self, now, move):
+        # 16.3: the move in progress is the one the players circle.
+        self.end_due = False
+        self.ten_due = False
+        m = move if move > 0 else 0
+        self.round_last = m + (m & 1)
+        self._set_step(now, STEP_FINISH, move)
 
     def next_deadline(self, now):
         if self.ten_due:

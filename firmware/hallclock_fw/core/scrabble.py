@@ -1,5 +1,12 @@
-"""The Czech Scrabble move clock (ČAS rules 16.8, 4.2, 5.1.2-5.1.4, 9.1, 10.1,
-10.2.6, 11.1-11.2) and, through ``core.round``, the round's hall signals.
+"""The Czech Scrabble move clock (ČAS rules 16.8, 4.2, 5.1.2-5.1.4, 8.7.1, 9.1,
+10.1, 10.2.6, 11.1-11.2) and, through ``core.round``, the round's hall signals.
+
+PAUSE stops the time; a second PAUSE goes on with the time left as it stood
+(8.7.1: nobody gains time by stopping and restarting the clock; warnings
+already given are not repeated).  Only a player's press while the time is
+stopped starts a fresh limit: the opponent's press restarts the paused player
+after a challenge (9.1, 10.1), the paused player's own press ends that move
+and starts the opponent's (a STOP ruled so, 11.2).
 
 Time enters as integer ticks (ms).  Deadlines are absolute ticks made with
 ``ticks_add``; what is left is computed from them, never accumulated.
@@ -9,13 +16,14 @@ from micropython import const
 from ..events import (
     BTN_A, BTN_B, BTN_GONG, BTN_PAUSE, BTN_START, EV_EXPIRED, EV_PAUSE,
     EV_PRESS, EV_RESUME, EV_TURN, EV_WARN, NULL)
-from .round import Round
+from .round import STEP_OVER, Round
 from .timing import ticks_add, ticks_diff
 
 _IDLE = const(0)  # no move has started
 _RUNNING = const(1)  # the player's limit is running
 _OVERTIME = const(2)  # the limit ran out; the clock counts the overtime
 _PAUSED = const(3)
+SNAPSHOT = const(8)  # values of a snapshot: see ScrabbleClock.snapshot
 
 
 class ScrabbleClock:
@@ -34,6 +42,7 @@ class ScrabbleClock:
         self.used_ms = 0  # running time of the move before the current segment
         self.next_warn = 0  # index into warn_ms of the next warning due
         self.paused_left = 0  # ms of the limit left when paused (display)
+        self.restored = False  # a restore was taken (at most once, before any move)
 
     # -- inputs ---------------------------------------------------------
     def button(self, code, now):
@@ -41,7 +50,7 @@ class ScrabbleClock:
             self._player_press(code, now)
         elif code == BTN_PAUSE:
             if self.state == _PAUSED:
-                self._resume(self.player, now)
+                self._go_on(now)  # 8.7.1: the time left as it stood
             elif self.state != _IDLE:
                 self._pause(now)
         elif code == BTN_START:
@@ -100,32 +109,78 @@ class ScrabbleClock:
         self._emit(EV_PAUSE, now, self.player, self.move, 0, 0)
 
     def _resume(self, who, now):
+        """A player's press while paused (9.1, 10.1): a fresh limit."""
         self._arm(now)
         self._emit(EV_RESUME, now, who, self.move, self.limit_ms, 0)
 
-    def restore(self, move, player, left_ms, now):
-        """Resume a game after a power loss (the host sends it back, issue 6):
-        move ``move`` of ``player`` (0 = A, 1 = B) runs again from ``now`` with
-        ``left_ms`` of its limit left (0 or less: in overtime).  Warnings whose
-        time has passed are not repeated.  Taken only while no move has started
-        on this clock; returns True when taken.  Emits ``resume`` with the
-        limit left (the round's gongs are not restored: see docs/protocol.md)."""
-        if self.state != _IDLE or move < 1 or (player != 0 and player != 1):
-            return False
-        if left_ms > self.limit_ms:
-            left_ms = self.limit_ms
-        self.player = player
-        self.move = move
-        self.used_ms = self.limit_ms - left_ms
-        self.deadline = ticks_add(now, left_ms)
+    def _go_on(self, now):
+        """PAUSE while paused: the same move goes on with the time left as it
+        stood (8.7.1); the warnings already given are not repeated, and a move
+        paused in overtime goes on counting its overtime."""
+        left = self.paused_left
+        self.deadline = ticks_add(now, left)
         self.seg_start = now
-        warn_ms = self.warn_ms
-        i = 0
-        while i < len(warn_ms) and warn_ms[i] >= left_ms:
-            i += 1
-        self.next_warn = i
-        self.state = _RUNNING if left_ms > 0 else _OVERTIME
-        self._emit(EV_RESUME, now, player, move, left_ms, 0)
+        self.state = _RUNNING if left > 0 else _OVERTIME
+        self._emit(EV_RESUME, now, self.player, self.move, left, 0)
+
+    # -- restore (the core interface of modes.py) ---------------------------
+    def fresh(self):
+        """No move has started and nothing was restored: a new game."""
+        return self.state == _IDLE and not self.restored
+
+    def over(self):
+        """The game is over: the play-out has ended (16.3, ``P---``)."""
+        return self.round.step == STEP_OVER
+
+    def snapshot(self, now, hall_now=None):
+        """Everything needed to resume this game on a fresh clock, as ints:
+        (move, player, left_ms, paused, round, round_elapsed_ms, step,
+        round_last).  ``left_ms`` is the move's limit left at ``now`` (as it
+        stood, when paused); player is -1 and move 0 before the first move.
+        The round's part (``core.round``: its number, ms since START or -1,
+        the play-out step or -1, the last move of the round at the end gong)
+        is measured at ``hall_now`` if given: the hall's basic time runs on
+        through a power loss (ČAS 4.1, 6.1) while the move's time does not."""
+        rnd = self.round
+        return (self.move, self.player, self.left_ms(now), 1 if self.state == _PAUSED else 0,
+                rnd.number, rnd.elapsed_ms(now if hall_now is None else hall_now),
+                rnd.step, rnd.round_last)
+
+    def restore(self, values, now):
+        """Resume a game after a power loss from a ``snapshot`` of the old
+        session: the move runs again from ``now`` with its time left (0 or
+        less: in overtime, no second ``expired``; paused: stays paused),
+        warnings already past are not repeated, and the round's gongs come at
+        START + 30 and + 40 min as before the outage.  Taken only on a fresh
+        clock (no move started, no restore taken); returns True when taken.
+        Logs ``resume`` (``limit_ms`` = the time left), ``pause`` when paused,
+        and ``round`` (with ``playout``) for the round."""
+        if len(values) != SNAPSHOT or not self.fresh():
+            return False
+        move, player, left_ms, paused, number, elapsed, step, last = values
+        if move < 0 or (move > 0 and player != 0 and player != 1):
+            return False
+        if move == 0 and elapsed < 0:
+            return False  # nothing had started: nothing to restore
+        self.restored = True
+        if move > 0:
+            if left_ms > self.limit_ms:
+                left_ms = self.limit_ms
+            self.player = player
+            self.move = move
+            self.used_ms = self.limit_ms - left_ms
+            warn_ms = self.warn_ms
+            i = 0
+            while i < len(warn_ms) and warn_ms[i] >= left_ms:
+                i += 1
+            self.next_warn = i
+            self.paused_left = left_ms
+            self._go_on(now)  # as a pause undone: the time left as it stood
+            if paused:
+                self._pause(now)
+        if elapsed >= 0:  # a round that started on this clock already stands
+            self.round.join(now, number, elapsed if elapsed else 1, self.move_or_null(),
+                            step, last)
         return True
 
     def move_or_null(self):

@@ -101,6 +101,12 @@ class ESP32:
             if uart.wait(left if left < _SLICE_MS else _SLICE_MS):
                 return
 
+    def use_network(self, cfg):
+        """hallclock.cfg names a hall network: the link goes over Wi-Fi and
+        the broker (docs/network.md); the USB console stays for people."""
+        from . import wifi  # imported only by a clock on Wi-Fi
+        self.uart = wifi.link(cfg.net, cfg.clock, time.ticks_ms)
+
     def read_config(self):
         try:
             with open(CONFIG_FILE) as f:

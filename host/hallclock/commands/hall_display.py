@@ -5,8 +5,11 @@ def cmd_hall_display(args):
     from ..projector import make_server, url_of
 
     server = make_server(args.log, args.host, args.port, args.clock)
-    print(f"Hall display for {args.log} on {url_of(server)} — open it in a browser on the "
+    what = f"clock {args.clock} of {args.log}" if args.clock else args.log
+    print(f"Hall display for {what} on {url_of(server)} — open it in a browser on the "
           "projector, full screen (F11). Ctrl-C stops.", flush=True)
+    if server.note:
+        print(server.note, flush=True)
     try:
         server.serve_forever(poll_interval=0.2)
     except KeyboardInterrupt:
@@ -24,5 +27,6 @@ def register(sub):
     p.add_argument("--port", type=int, default=8080, help="HTTP port (default 8080)")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (0.0.0.0: other machines on the LAN too)")
-    p.add_argument("--clock", help="which clock of the log to show (default: the newest)")
+    p.add_argument("--clock", help="show one clock of the log (default: the whole hall -- "
+                   "the round, or the hall countdown)")
     p.set_defaults(func=cmd_hall_display)

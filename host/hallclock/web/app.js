@@ -1,4 +1,6 @@
-// hallclock hall display: polls /state and counts the digits down between polls.
+// hallclock hall display: polls /state and shows what it says.  The digits of
+// the next few seconds come with each answer ("ahead", computed on the host by
+// the clock's own code), so this page formats no time of its own.
 "use strict";
 (function () {
   var POLL_MS = 500;
@@ -8,13 +10,9 @@
 
   function $(id) { return document.getElementById(id); }
 
-  // ms -> "m:ss" as a countdown shows it: a second stays until it has fully passed
-  function clockText(ms) {
-    if (ms === null || ms === undefined) { return "--:--"; }
-    var s = Math.ceil(Math.max(0, ms) / 1000);
-    var m = Math.floor(s / 60);
-    var r = s % 60;
-    return m + ":" + (r < 10 ? "0" : "") + r;
+  function setText(id, text) {
+    var el = $(id);
+    if (el.textContent !== text) { el.textContent = text; }
   }
 
   function fill(list, items) {
@@ -26,36 +24,71 @@
     });
   }
 
+  // the entry of "ahead" that holds now
+  function current() {
+    var ahead = (state && state.ahead) || [];
+    var elapsed = performance.now() - receivedAt;
+    var pick = ahead.length ? ahead[0] : null;
+    ahead.forEach(function (a) { if (a.in_ms <= elapsed) { pick = a; } });
+    return pick;
+  }
+
   function render() {
     if (!state) { return; }
-    var face = $("face");
-    var left = state.left_ms;
-    if (left !== null && left !== undefined && state.running) {
-      left = left - (performance.now() - receivedAt);
+    var now = current();
+    var digits = state.waiting ? "--:--" : (now ? now.digits : (state.digits || ""));
+    setText("digits", digits);
+    var banks = state.banks || [];
+    var texts = now && now.banks ? now.banks : banks.map(function (b) { return b.text; });
+    var box = $("banks");
+    if (box.children.length !== banks.length) {
+      box.textContent = "";
+      banks.forEach(function () {
+        var div = document.createElement("div");
+        div.className = "bank";
+        box.appendChild(div);
+      });
     }
-    var text = clockText(left);
-    if ($("digits").textContent !== text) { $("digits").textContent = text; }
-    face.className = [
+    banks.forEach(function (b, i) {
+      var div = box.children[i];
+      var text = b.player + " " + texts[i];
+      if (div.textContent !== text) { div.textContent = text; }
+      div.className = "bank" + (b.runs ? " runs" : "");
+    });
+    $("face").className = [
       state.waiting ? "waiting" : "",
-      state.status === "paused" ? "paused" : "",
-      state.last && state.status !== "paused" ? "last" : "",
-      state.ended || (left !== null && left !== undefined && left <= 0) ? "over" : "",
+      state.paused ? "paused" : "",
+      state.last && !state.paused ? "last" : "",
+      state.ended || (!state.running && digits === "0:00") ? "over" : "",
       failures > 2 ? "lost" : ""
     ].join(" ").trim();
+  }
+
+  function gongLine(g) {
+    return g.text + (g.at ? " at " + g.at : "") + (g.move ? " (move " + g.move + ")" : "");
   }
 
   function show(s) {
     state = s;
     receivedAt = performance.now();
-    $("title").textContent = s.waiting ? "hallclock" : (s.title || "");
-    $("clock").textContent = s.clock ? s.clock + " · " + s.mode : "";
-    $("subtitle").textContent = s.waiting ? (s.message || "") : (s.subtitle || "");
-    $("playout").textContent = s.playout || "";
+    setText("title", s.waiting ? "hallclock" : (s.title || ""));
+    var where = "";
+    if (s.view === "clock" && s.clock) { where = s.clock + " · " + s.mode; }
+    if (s.view === "round") { where = "round · " + (s.tables.length || 1) + " clock" +
+                                      ((s.tables.length || 1) === 1 ? "" : "s"); }
+    setText("clock", where);
+    setText("subtitle", s.waiting ? (s.message || "") : (s.subtitle || ""));
+    setText("playout", s.playout || "");
+    setText("displays", s.displays && s.view === "clock" ?
+            "A " + s.displays[0] + "  ·  B " + s.displays[1] : "");
     fill($("announcements"), (s.announcements || []).map(function (a) { return a.text; }));
-    fill($("gongs"), (s.gongs || []).map(function (g) {
-      return g.text + (g.at ? " at " + g.at : "") + (g.move ? " (move " + g.move + ")" : "");
+    fill($("gongs"), (s.due || []).map(function (g) { return g.text + " due at " + g.at; })
+         .concat((s.gongs || []).map(gongLine)));
+    fill($("tables"), (s.tables || []).map(function (t) {
+      return t.clock + "  " + t.displays[0] + " | " + t.displays[1] +
+        (t.state ? "  " + t.state : "");
     }));
-    $("log").textContent = s.log || "";
+    setText("log", s.log || "");
     render();
   }
 
@@ -63,7 +96,7 @@
     var req = new XMLHttpRequest();
     function fail() {
       failures += 1;
-      $("link").textContent = "no contact with the hallclock server";
+      setText("link", "no contact with the hallclock server");
       render();
       setTimeout(poll, POLL_MS * 2);
     }
@@ -72,7 +105,7 @@
     req.onload = function () {
       if (req.status !== 200) { fail(); return; }
       failures = 0;
-      $("link").textContent = "live";
+      setText("link", "live");
       show(JSON.parse(req.responseText));
       setTimeout(poll, POLL_MS);
     };

@@ -1,0 +1,570 @@
+"""The host's model of a clock: a device session's game replayed into the
+firmware's OWN core (``hallclock_fw.modes.make_core``), so the laptop shows
+what the clock shows because it runs the clock's code.  Nothing here knows a
+clock rule; what a mode's core holds is read through ``hallclock.modes``.
+
+The log holds events, not inputs.  Each event record says that something
+happened on the clock at device time ``t_ms``; the model finds the input that
+made it by asking the core itself: a record is explained by
+
+1. events the core emitted before and the log has not shown yet (one input
+   often gives several events: ``press`` then ``turn``), else
+2. time: the core ticked at ``t_ms`` (warnings, expiry, gongs, play-out), else
+3. one input at ``t_ms`` -- a button, a long press, or the same sent as a
+   remote command (the core cannot tell them apart), else
+4. a silent input and then one of (3) (backgammon: a long PAUSE asks for a
+   break without an event, the next press names the player), else
+5. a restore (``S`` frame) the host sent after a power loss,
+
+each tried on a copy of the core; the first whose first event equals the
+record (name, ``t_ms`` and every field of hallclock.catalog) is kept.  Records
+that nothing explains, and events the core emitted that the log lacks, are
+kept in ``mismatches`` -- never hidden.  Ticks come from ``t_ms`` with the
+firmware's ``ticks_add``/``ticks_diff`` (2**30 wrap): ``now =
+ticks_add(base, t_ms)``, any ``base``.
+
+API (used by the live view, the hall display, the report, the referee
+console and ``log --restore``)::
+
+    m = Model.from_records(records)      # one session's records, boot first
+    m = Model(mode, settings)            # or feed the records one by one:
+    m.feed(record)                        #   -> list of new Mismatch (also m.mismatches)
+    m.t_ms                                # device time of the newest record fed
+    m.ended / m.end_t_ms                  # the session's end (or power loss) was seen
+    f = m.face(t_ms)                      # what the clock shows at device time t_ms
+                                          #   (t_ms >= m.t_ms; default m.t_ms; frozen
+                                          #   at the end)
+    f.displays                            # ('  2:00', ' 1:43'): A's and B's display,
+                                          #   the digits the device's displays show
+    f.shown                               # (ms, ms): what the core handed each display
+    f.player, f.move, f.running, f.paused, f.overtime, f.ended, f.left_ms
+    f.facts                               # the mode's own facts (hallclock.modes):
+                                          #   scrabble: round_left_ms, round_started,
+                                          #   playout (step name or None), limit_ms;
+                                          #   duplicate: countdown_ms, over;
+                                          #   backgammon: banks_ms, delay, delay_left_ms,
+                                          #   breaks, break_player, break_left_ms, flag
+    m.snapshot(t_ms)                      # the core's restore values at t_ms (the S frame)
+    m.restore_frame(t_ms)                 # the S frame bytes, or None
+
+    clocks = Clocks()                     # every clock of a log or link, by name
+    c = clocks.feed(record, host_now)     # -> ClockModel (sessions chained through
+                                          #   power_loss; host_now: epoch s or monotonic)
+    c.model, c.device_now(host_now), c.face(host_now), c.time_of_day(t_ms)
+"""
+import copy
+from datetime import datetime
+
+from hallclock_fw import modes as fw_modes
+from hallclock_fw import protocol, settings as settings_mod
+from hallclock_fw.core.timing import ticks_add, ticks_diff
+from hallclock_fw.display import render, render_playout
+from hallclock_fw.events import BUTTON_NAMES, LONG
+from hallclock_fw.hw.panel import Panel
+
+from . import catalog
+from . import modes as host_modes
+from .modes import clock_text
+
+# every input a core can get from the panel or a C frame, in the order tried
+INPUTS = tuple(range(len(BUTTON_NAMES))) + tuple(b | LONG for b in range(len(BUTTON_NAMES)))
+DISPLAY_CHARS = "0123456789- P"  # digit codes -> text, as hallclock.vdev.fakes.FakeDisplay
+# records the App (not the core) writes, or the host adds
+SESSION_EVENTS = ("boot", "end", "gap", "power_loss")
+
+
+def input_name(code):
+    """'A', 'PAUSE long', 'restore' ... for an input code (or 'tick')."""
+    if code is None:
+        return "tick"
+    if isinstance(code, str):
+        return code
+    base = code & ~LONG
+    return BUTTON_NAMES[base] + (" long" if code & LONG else "")
+
+
+def settings_from_json(mode, obj):
+    """The settings of a ``boot`` record's JSON object, parsed and validated
+    by the firmware's settings module (ValueError if they are not valid)."""
+    if not isinstance(obj, dict):
+        raise ValueError("settings is not an object")
+    pairs = []
+    for key, value in obj.items():
+        if isinstance(value, list):
+            value = ",".join(str(v) for v in value)
+        pairs.append("%s=%s" % (key, value))
+    return settings_mod.parse(mode, pairs)
+
+
+def epoch_of(host_time):
+    """ISO 8601 ``host_time`` of a log record -> epoch seconds (None if absent)."""
+    if not host_time or not isinstance(host_time, str):
+        return None
+    try:
+        return datetime.fromisoformat(host_time.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+class _Sink:
+    """Where a core emits.  A bound method, so ``copy.deepcopy`` of the core
+    gives the copy its own sink."""
+
+    def __init__(self):
+        self.events = []
+
+    def emit(self, code, now, v0, v1, v2, v3):
+        self.events.append((code, now, v0, v1, v2, v3))
+
+
+class RecordingPanel(Panel):
+    """The firmware's own Panel (digit rendering included) on no hardware,
+    keeping the text of each display and the raw value the core showed."""
+
+    def __init__(self):
+        super().__init__(None, None, (None, None), None, (None, None))
+        self.texts = ["    ", "    "]
+        self.ms = [None, None]
+        self.steps = [None, None]
+
+    def _text(self, side, buf, colon):
+        c = DISPLAY_CHARS
+        self.texts[side] = c[buf[0]] + c[buf[1]] + (":" if colon else " ") + c[buf[2]] + c[buf[3]]
+
+    def show(self, side, ms):
+        buf = bytearray(4)
+        self._text(side, buf, render(ms, buf))
+        self.ms[side] = ms
+        self.steps[side] = None
+
+    def show_playout(self, side, step):
+        buf = bytearray(4)
+        render_playout(step, buf)
+        self._text(side, buf, False)
+        self.ms[side] = None
+        self.steps[side] = step
+
+    def blank(self, side):
+        self.texts[side] = "    "
+        self.ms[side] = None
+        self.steps[side] = None
+
+
+class Mismatch:
+    """A record the core could not explain, or an event it emitted that the
+    log does not have."""
+
+    def __init__(self, kind, t_ms, record=None, emitted=None, text=""):
+        self.kind = kind  # 'unexplained', 'not_logged', 'gap', 'bad_record'
+        self.t_ms = t_ms
+        self.record = record
+        self.emitted = emitted  # the core's event as a record-like dict
+        self.text = text
+
+    def __repr__(self):
+        return "Mismatch(%s at %s: %s)" % (self.kind, self.t_ms, self.text)
+
+
+class Face:
+    """What a clock shows at one device time."""
+
+    __slots__ = ("t_ms", "displays", "shown", "steps", "player", "move", "running",
+                 "paused", "overtime", "ended", "left_ms", "facts", "mode")
+
+    def as_dict(self):
+        return {k: getattr(self, k) for k in self.__slots__}
+
+    def __repr__(self):
+        return "Face(%s t=%s %r)" % (self.mode, self.t_ms, self.displays)
+
+
+class Model:
+    """One device session's game in the firmware's own core."""
+
+    def __init__(self, mode, settings, base=0, session=None, clock=None):
+        self.mode = mode
+        self.settings = settings
+        self.base = base  # device tick of t_ms 0 (any value: only differences count)
+        self.session = session
+        self.clock = clock
+        self.view = host_modes.view_for(mode)
+        self.sink = _Sink()
+        self.core = fw_modes.make_core(mode, settings, self.sink.emit)
+        self.queue = []  # the core's events not yet seen in the log (record-like dicts)
+        self.mismatches = []
+        self.t_ms = 0  # device time of the newest record fed
+        self.ended = False
+        self.end_t_ms = None
+        self.power_lost = False
+        self.records = 0
+        self.inputs = []  # (t_ms, input name): what the replay found
+        self.restore_values = None  # a restore the host sent (see restore_frame)
+        self.boot = None  # the boot record
+
+    # -- building -----------------------------------------------------------
+    @classmethod
+    def from_boot(cls, rec, base=0):
+        """A model from a ``boot`` record (ValueError for a bad mode/settings)."""
+        mode = rec.get("mode")
+        if mode not in settings_mod.MODES:
+            raise ValueError("unknown mode %r" % (mode,))
+        m = cls(mode, settings_from_json(mode, rec.get("settings") or {}), base,
+                rec.get("session"), rec.get("clock"))
+        m.boot = rec
+        m._seen(rec)
+        return m
+
+    @classmethod
+    def from_records(cls, records, base=0, restore=None):
+        """Replay one session's records (the first is its ``boot``).
+        ``restore``: the values of a restore the host sent to this session."""
+        records = list(records)
+        if not records or records[0].get("event") != "boot":
+            raise ValueError("a session's records begin with its boot")
+        m = cls.from_boot(records[0], base)
+        m.restore_values = restore
+        for rec in records[1:]:
+            m.feed(rec)
+        return m
+
+    def now(self, t_ms):
+        return ticks_add(self.base, t_ms)
+
+    def _seen(self, rec):
+        self.records += 1
+        t = rec.get("t_ms")
+        if isinstance(t, int) and t > self.t_ms:
+            self.t_ms = t
+
+    # -- records in ---------------------------------------------------------
+    def feed(self, rec):
+        """Replay one record; returns the mismatches it revealed."""
+        before = len(self.mismatches)
+        ev = rec.get("event")
+        t = rec.get("t_ms")
+        if not isinstance(t, int) or not isinstance(ev, str):
+            self._mismatch("bad_record", t, rec, text="record without event or t_ms")
+            return self.mismatches[before:]
+        self._seen(rec)
+        if ev in SESSION_EVENTS:
+            self._session_event(ev, t, rec)
+        elif catalog.code_of(ev) >= 0:
+            self._event(rec, t)
+        # other records (a host's own notes): not the clock's, nothing to replay
+        return self.mismatches[before:]
+
+    def _session_event(self, ev, t, rec):
+        if ev == "boot":
+            return  # a boot inside a session: not the device's doing
+        self._flush_queue(t)
+        if ev == "gap":
+            self._mismatch("gap", t, rec, text="events %s are missing from the log: the "
+                           "model may differ from the clock after them" % (rec.get("missing"),))
+        elif ev in ("end", "power_loss"):
+            self.ended = True
+            self.power_lost = ev == "power_loss"
+            self.end_t_ms = t if self.end_t_ms is None else self.end_t_ms
+
+    def _event(self, rec, t):
+        if self.ended:
+            self._mismatch("unexplained", t, rec, text="%s after the session's end" % rec["event"])
+            return
+        # 1. what the core already said
+        while self.queue:
+            head = self.queue[0]
+            if same(head, rec):
+                self.queue.pop(0)
+                return
+            self.queue.pop(0)
+            self._mismatch("not_logged", head["t_ms"], rec, head,
+                           "the core emitted %s that the log does not have" % describe(head))
+        now = self.now(t)
+        # 2. time
+        trial = self._try(now, rec, ())
+        if trial is None:
+            # 3., 4. inputs
+            trial = self._search(now, rec)
+        if trial is None:
+            self._mismatch("unexplained", t, rec, text="no input explains %s" % describe(rec))
+            return
+        core, sink, how = trial
+        self.core, self.sink = core, sink
+        if how:
+            self.inputs.append((t, " + ".join(input_name(c) for c in how)))
+        events = [self._as_record(e) for e in sink.events]
+        del sink.events[:]
+        self.queue = events[1:]  # the first is rec itself
+
+    def _search(self, now, rec):
+        silent = []
+        for code in INPUTS:
+            trial = self._try(now, rec, (code,))
+            if trial is not None:
+                return trial
+            core, sink = self._clone()
+            self._apply(core, code, now)
+            if not sink.events:
+                silent.append(code)
+        for first in silent:
+            for code in INPUTS:
+                trial = self._try(now, rec, (first, code))
+                if trial is not None:
+                    return trial
+        if self.restore_values is not None:
+            trial = self._try(now, rec, ("restore",))
+            if trial is not None:
+                self.restore_values = None
+                return trial
+        return None
+
+    def _clone(self):
+        return copy.deepcopy((self.core, self.sink))
+
+    def _apply(self, core, code, now):
+        if code == "restore":
+            self.view.restore(core, self.restore_values, now)
+        else:
+            core.button(code, now)
+
+    def _try(self, now, rec, inputs):
+        """A copy of the core after ``inputs`` at ``now`` (none: a tick), if
+        its first event is ``rec``."""
+        core, sink = self._clone()
+        if inputs:
+            for code in inputs:
+                self._apply(core, code, now)
+        else:
+            core.tick(now)
+        if sink.events and same(self._as_record(sink.events[0]), rec):
+            return core, sink, inputs
+        return None
+
+    def _as_record(self, e):
+        code, now, v0, v1, v2, v3 = e
+        out = {"event": catalog.EVENTS[code][0], "t_ms": ticks_diff(now, self.base)}
+        out.update(catalog.fields_of(code, (v0, v1, v2, v3)))
+        return out
+
+    def _flush_queue(self, t):
+        for head in self.queue:
+            self._mismatch("not_logged", head["t_ms"], None, head,
+                           "the core emitted %s that the log does not have" % describe(head))
+        del self.queue[:]
+
+    def _mismatch(self, kind, t, rec=None, emitted=None, text=""):
+        self.mismatches.append(Mismatch(kind, t, rec, emitted, text))
+
+    # -- what the clock shows -------------------------------------------------
+    def face(self, t_ms=None):
+        """What the clock shows at device time ``t_ms`` (default: the newest
+        record's).  Times before the newest record are not kept: the model
+        moves forward only (feed records and ask in between).  After the
+        session's end the face stands as it was at the end."""
+        if t_ms is None or t_ms < self.t_ms or self.ended:
+            t_ms = self.t_ms
+        now = self.now(t_ms)
+        core, _sink = self._clone()
+        if not self.ended:
+            core.tick(now)  # what falls due by then (expiry freezes a flag, ...)
+        panel = RecordingPanel()
+        core.refresh(panel, now)
+        f = Face()
+        f.mode = self.mode
+        f.t_ms = t_ms
+        f.displays = tuple(panel.texts)
+        f.shown = tuple(panel.ms)
+        f.steps = tuple(panel.steps)
+        p = core.player
+        f.player = catalog.PLAYERS[p] if p in (0, 1) else None
+        f.move = core.move if core.move else None
+        f.ended = self.ended
+        f.running = core.running() and not self.ended
+        f.paused = core.paused()
+        f.overtime = core.overtime()
+        f.left_ms = core.left_ms(now)
+        f.facts = self.view.facts(core, now)
+        return f
+
+    # -- restore (log --restore) -----------------------------------------------
+    def snapshot(self, t_ms=None):
+        """The core's restore values at ``t_ms`` (default: the last time
+        heard), or None when there is nothing to restore (see modes.ModeView)."""
+        if t_ms is None or t_ms < self.t_ms:
+            t_ms = self.t_ms
+        now = self.now(t_ms)
+        core, _sink = self._clone()
+        core.tick(now)
+        return self.view.snapshot(core, now)
+
+    def restore_frame(self, t_ms=None):
+        """The ``S`` frame that gives this game back to a rebooted clock, or None."""
+        values = self.snapshot(t_ms)
+        if values is None:
+            return None
+        return self.view.restore_frame(self.mode, settings_mod.format_text(
+            self.mode, self.settings), values)
+
+
+def same(emitted, rec):
+    """True when the core's event (record-like) is the log record."""
+    for key, value in emitted.items():
+        if rec.get(key) != value:
+            return False
+    return True
+
+
+def record_text(rec):
+    """One short human line for a record: 'turn A move 3 limit 2:00'."""
+    ev = rec.get("event", "?")
+    parts = [str(ev)]
+    if rec.get("kind"):
+        parts.append(str(rec["kind"]))
+    if rec.get("player"):
+        parts.append(str(rec["player"]))
+    if rec.get("move") is not None and ev not in ("boot", "end"):
+        parts.append("move %s" % (rec["move"],))
+    if ev == "boot":
+        parts.append(str(rec.get("mode", "?")))
+    for key, label in (("limit_ms", "limit"), ("bank_ms", "bank"), ("used_ms", "used"),
+                       ("break_ms", "break")):
+        if isinstance(rec.get(key), int):
+            parts.append("%s %s" % (label, clock_text(rec[key])))
+    if rec.get("left_s") is not None:
+        parts.append("%s s left" % (rec["left_s"],))
+    if rec.get("step"):
+        parts.append(str(rec["step"]))
+    if ev == "gap":
+        parts.append("missing %s" % (rec.get("missing"),))
+    return " ".join(parts)
+
+
+def describe(rec):
+    """A record or a core's event with its device time: 'turn A move 3 limit 2:00 at t=12000'."""
+    return "%s at t=%s" % (record_text(rec), rec.get("t_ms"))
+
+
+# -- every clock of a log ------------------------------------------------------------
+class ClockModel:
+    """One clock across its sessions: the model of its newest session, the
+    host clock of its newest record (to tell the device time now), and the
+    host's time of day of its records."""
+
+    def __init__(self, name):
+        self.name = name
+        self.model = None
+        self.session = None
+        self.records = 0  # records of this clock, all sessions
+        self.last_t = None  # device ms of the newest record of the session
+        self.last_at = None  # host clock when it came
+        self.epoch_offset = None  # host epoch s - device s (from host_time), session
+        self.last_record = None
+        self.error = None  # why the session could not be modelled (bad boot)
+        self.previous = None  # the model of the session before (power loss)
+        self.port = None
+        # what the session said to the hall, as logged (host epoch s or None)
+        self.gongs = []  # (t_ms, kind, move, epoch)
+        self.announcements = []  # (t_ms, move, left_s, epoch)
+
+    def feed(self, rec, host_now):
+        self.records += 1
+        self.last_record = rec
+        sid = rec.get("session")
+        ev = rec.get("event")
+        t = rec.get("t_ms")
+        if ev == "boot":
+            old = self.model
+            try:
+                self.model = Model.from_boot(rec)
+                self.error = None
+            except ValueError as exc:
+                self.model = None
+                self.error = str(exc)
+            if old is not None and old.power_lost:
+                self.previous = old
+                if self.model is not None:
+                    self.model.restore_values = old.snapshot()
+            self.session = sid
+            self.last_t = t if isinstance(t, int) else 0
+            self.last_at = host_now
+            self.epoch_offset = None
+            self.gongs = []
+            self.announcements = []
+            self._epoch(rec)
+            return self
+        if self.session is not None and sid is not None and sid != self.session:
+            # an older session's straggler (power_loss of the one before)
+            if ev == "power_loss" and self.model is not None and self.model.session == sid:
+                pass
+            else:
+                return self
+        if self.model is not None:
+            self.model.feed(rec)
+        if ev == "gong":
+            self.gongs.append((t, rec.get("kind"), rec.get("move"), epoch_of(rec.get("host_time"))))
+        elif ev == "announce":
+            self.announcements.append((t, rec.get("move"), rec.get("left_s"),
+                                       epoch_of(rec.get("host_time"))))
+        if isinstance(t, int) and (self.last_t is None or t >= self.last_t):
+            self.last_t = t
+            self.last_at = host_now
+        self._epoch(rec)
+        return self
+
+    def _epoch(self, rec):
+        at = epoch_of(rec.get("host_time"))
+        t = rec.get("t_ms")
+        if at is None or not isinstance(t, int):
+            return
+        off = at - t / 1000.0
+        # the record that came fastest tells the device's time best
+        if self.epoch_offset is None or off < self.epoch_offset:
+            self.epoch_offset = off
+
+    def device_now(self, host_now):
+        """The device time (ms) at host clock ``host_now``: the newest record's
+        t_ms plus the host time since it came (the end, if the session ended)."""
+        if self.last_t is None:
+            return None
+        m = self.model
+        if (m is not None and m.ended) or host_now is None or self.last_at is None:
+            return self.last_t
+        return self.last_t + max(0, int(round((host_now - self.last_at) * 1000)))
+
+    def face(self, host_now):
+        if self.model is None:
+            return None
+        return self.model.face(self.device_now(host_now))
+
+    def time_of_day(self, t_ms):
+        """Host epoch seconds of device time ``t_ms`` in this session, or None."""
+        if self.epoch_offset is None or not isinstance(t_ms, int):
+            return None
+        return self.epoch_offset + t_ms / 1000.0
+
+
+class Clocks:
+    """Every clock of a log or a link, in the order first heard."""
+
+    def __init__(self):
+        self.clocks = {}
+        self.order = []
+
+    def feed(self, rec, host_now):
+        name = str(rec.get("clock"))
+        c = self.clocks.get(name)
+        if c is None:
+            c = self.clocks[name] = ClockModel(name)
+            self.order.append(name)
+        return c.feed(rec, host_now)
+
+    def __iter__(self):
+        return (self.clocks[n] for n in self.order)
+
+    def get(self, name):
+        return self.clocks.get(name)
+
+
+def frame_of(mode, settings_text, values):
+    """The S frame for a mode's restore values (the fwproto interface:
+    ``S <mode> <settings_text> <v0> ... <vn>``)."""
+    return protocol.restore(mode, settings_text, *values)

@@ -1,0 +1,301 @@
+"""Host code for each mode, behind one registry beside the firmware's
+``hallclock_fw.modes.make_core``: what the host reads from a mode's core (its
+facts), how it restores one, and what the live view, the hall display and
+the report show for it.  No other host module branches on a mode's name;
+adding a mode is a core in the firmware plus one ``ModeView`` here
+(docs/design.md, "Adding a mode").
+
+Every value shown comes from the firmware's own core (``hallclock.model``
+replays it); this module only picks which of the core's answers to show and
+words them.
+"""
+from hallclock_fw import protocol
+from hallclock_fw.core.timing import ticks_diff
+from hallclock_fw.display import shown_s
+
+from .catalog import PLAYERS, PLAYOUT_STEPS
+
+
+def clock_text(ms, tenths=False):
+    """Milliseconds as text the way a clock display counts them, with the
+    firmware's own rounding (``display.shown_s``): 1:59 (time left rounds up:
+    a second shows until it has fully passed), -0:04 (overtime counts up);
+    with ``tenths`` the exact time, 0:05.3."""
+    if ms is None:
+        return "--:--"
+    neg = ms < 0
+    a = -ms if neg else ms
+    if tenths:
+        s, rest = divmod(a, 1000)
+        text = "%d:%02d.%d" % (s // 60, s % 60, rest // 100)
+    else:
+        s = abs(shown_s(ms))
+        text = "%d:%02d" % (s // 60, s % 60)
+    return ("-" + text) if neg else text
+
+
+def display_text(text):
+    """A 4-digit display's text (' 1:59', 'P- 1') without the leading blank."""
+    return text.strip()
+
+
+def minutes(n):
+    """'1 minute', '10 minutes'."""
+    return "%d minute%s" % (n, "" if n == 1 else "s")
+
+
+class ModeView:
+    """The host side of one mode.  Subclasses answer for their core."""
+
+    name = "?"
+    players = PLAYERS  # the players a report lists (none for the hall countdown)
+    restorable = False
+    # the report's columns for a move of this mode (hallclock.report)
+    move_columns = ("move", "player", "used", "warnings", "overtime")
+    overtime_word = "OVERTIME"  # what the live view calls core.overtime()
+
+    # -- read from the core -------------------------------------------------
+    def facts(self, core, now):
+        """The mode's own facts at ``now`` (a dict of plain values)."""
+        return {}
+
+    # -- restore ---------------------------------------------------------------
+    def snapshot(self, core, now):
+        """The values that give this game back to a rebooted clock, or None."""
+        snap = getattr(core, "snapshot", None)
+        if snap is not None:
+            return snap(now)
+        return None
+
+    def restore(self, core, values, now):
+        """Apply restore values (as the device does on an ``S`` frame)."""
+        rest = getattr(core, "restore", None)
+        if rest is None:
+            return False
+        return rest(values, now)
+
+    def restore_frame(self, mode, settings_text, values):
+        return protocol.restore(mode, settings_text, *values)
+
+    # -- the live view (hallclock.liveview) -------------------------------------
+    def runs(self, face):
+        """Who the 'time runs' column names."""
+        return face.player or "–"
+
+    def detail(self, face):
+        """The 'state' column's words: [(text, kind)], kind 'warn', 'alert',
+        'info' or 'dim' (the live view styles them)."""
+        return []
+
+    def warned(self, face):
+        """True when the running time is in its warning zone."""
+        return False
+
+    def plain_left(self, face):
+        """What a plain log line says of the time: '1:59 left'."""
+        return "%s left" % clock_text(face.left_ms)
+
+    # -- the hall display (hallclock.projector) ---------------------------------
+    def hall(self, clock, face, now_epoch):
+        """{title, subtitle, left_ms, running, last, banks?} for the projector."""
+        return {"title": self.name, "subtitle": "", "left_ms": face.left_ms,
+                "running": face.running, "last": False}
+
+
+class ScrabbleView(ModeView):
+    name = "scrabble"
+    restorable = True
+
+    overtime_word = "OVERTIME"  # the limit ran out; the display counts the overtime up
+
+    def facts(self, core, now):
+        r = core.round
+        step = r.step
+        return {"warned_s": tuple(w // 1000 for w in core.warn_ms[:core.next_warn])
+                if core.move else (),
+                "round_left_ms": r.left_ms(now), "round_started": r.started,
+                "round_ms": r.round_ms, "round_warn_ms": r.warn_ms,
+                "playout": PLAYOUT_STEPS[step] if 0 <= step < len(PLAYOUT_STEPS) else None,
+                "limit_ms": core.limit_ms}
+
+    def snapshot(self, core, now):
+        snap = getattr(core, "snapshot", None)
+        if snap is not None:
+            return snap(now)
+        # the interface before core.snapshot: (move, player, left_ms)
+        if not core.move or core.player not in (0, 1):
+            return None
+        return (core.move, core.player, core.left_ms(now))
+
+    def restore(self, core, values, now):
+        if hasattr(core, "snapshot"):
+            return core.restore(values, now)
+        return core.restore(values[0], values[1], values[2], now)
+
+    def runs(self, face):
+        if face.move is None:
+            return "–"
+        return face.player or "–"
+
+    def detail(self, face):
+        f = face.facts
+        out = []
+        if f["warned_s"] and not face.ended:
+            out.append((" ".join("%ds" % w for w in f["warned_s"]), "warn"))
+        if f["playout"]:
+            out.append(("play-out: " + f["playout"].replace("_", " "), "warn"))
+        elif f["round_started"] and not face.ended:
+            out.append(("round " + clock_text(max(0, f["round_left_ms"])), "dim"))
+        return out
+
+    def warned(self, face):
+        return bool(face.facts["warned_s"])
+
+    def hall(self, clock, face, now_epoch):
+        f = face.facts
+        left = f["round_left_ms"]
+        started = f["round_started"]
+        out = {"title": "round time left", "left_ms": max(0, left),
+               "running": started and not face.ended and left > 0,
+               "last": started and left <= f["round_warn_ms"]}
+        if not started:
+            out["subtitle"] = "waiting for the start gong"
+        elif left <= 0:
+            out["subtitle"] = "basic time is over"
+        else:
+            out["subtitle"] = ""
+        return out
+
+
+class DuplicateView(ModeView):
+    name = "duplicate"
+    players = ()
+    move_columns = ("move", "used", "announcements", "pauses")
+
+    def facts(self, core, now):
+        left = core.left_ms(now)
+        return {"countdown_ms": left, "over": core.move > 0 and not core.running()
+                and not core.paused() and left == 0, "limit_ms": core.limit_ms}
+
+    def runs(self, face):
+        if face.running or face.paused:
+            return "hall"
+        return "–"
+
+    def detail(self, face):
+        return [("time is up", "info")] if face.facts.get("over") else []
+
+    def warned(self, face):
+        return face.running and face.facts["countdown_ms"] <= 30000
+
+    def hall(self, clock, face, now_epoch):
+        f = face.facts
+        out = {"title": "move %d" % face.move if face.move else "duplicate",
+               "left_ms": max(0, f["countdown_ms"]), "running": face.running,
+               "digits": display_text(face.displays[0]),
+               "last": f["countdown_ms"] <= 30000}
+        if face.paused:
+            out["subtitle"] = "time stopped"
+        elif f["over"]:
+            out["subtitle"] = "time is up: no more changes"
+        elif not face.running:
+            out["subtitle"] = "waiting for the referee's start"
+        else:
+            out["subtitle"] = ""
+        return out
+
+
+class BackgammonView(ModeView):
+    name = "backgammon"
+    restorable = True
+    move_columns = ("move", "player", "used", "bank", "overtime")
+    overtime_word = "FLAG"  # a bank ran out: the clock stands at 0:00 until reset
+
+    def facts(self, core, now):
+        banks = (core.bank_left(now, 0), core.bank_left(now, 1))
+        delay_left = 0
+        if core.running() and core.player in (0, 1) and not core.paused():
+            to_go = ticks_diff(core.deadline, now)
+            if to_go > core.bank0:
+                delay_left = to_go - core.bank0  # a simple delay runs
+        bp = core.break_player
+        return {"banks_ms": banks, "delay": ("simple", "bronstein", "fischer")[core.kind],
+                "delay_ms": core.delay_ms, "delay_left_ms": delay_left,
+                "breaks": (core.breaks_used(0), core.breaks_used(1)),
+                "break_player": PLAYERS[bp] if bp in (0, 1) and core.paused()
+                and core.running() else None,
+                "break_left_ms": core.left_ms(now) if core.paused() and core.running() else None,
+                "flag": core.overtime()}
+
+    def snapshot(self, core, now):
+        snap = getattr(core, "snapshot", None)
+        if snap is not None:
+            return snap(now)
+        if not core.move or core.player not in (0, 1) or core.overtime():
+            return None
+        return (core.move, core.player, core.bank_left(now, core.player))
+
+    def restore(self, core, values, now):
+        if hasattr(core, "snapshot"):
+            return core.restore(values, now)
+        core.restore(values[0], values[1], values[2], now)
+        return True
+
+    def runs(self, face):
+        f = face.facts
+        if f.get("break_player"):
+            return "break " + f["break_player"]
+        return face.player or "–"
+
+    def detail(self, face):
+        f = face.facts
+        out = []
+        if f["flag"]:
+            out.append(("%s's bank ran out" % face.player, "alert"))
+        if f["delay_left_ms"] > 0 and not face.ended:
+            out.append(("delay " + clock_text(f["delay_left_ms"]), "info"))
+        if f["break_player"] and not face.ended:
+            out.append(("break %s %s" % (f["break_player"], clock_text(f["break_left_ms"])),
+                        "info"))
+        out.append(("breaks %d-%d" % f["breaks"], "dim"))
+        return out
+
+    def plain_left(self, face):
+        a, b = face.facts["banks_ms"]
+        return "A %s B %s" % (clock_text(a), clock_text(b))
+
+    def hall(self, clock, face, now_epoch):
+        f = face.facts
+        a, b = f["banks_ms"]
+        side = PLAYERS.index(face.player) if face.player in PLAYERS else None
+        out = {"title": "%s to move" % face.player if face.player else "backgammon",
+               "left_ms": face.left_ms if face.player else None,
+               # the mover's display as the clock shows it (the delay, then the bank)
+               "digits": display_text(face.displays[side]) if side is not None else "",
+               "running": face.running and not face.paused, "last": False,
+               "banks": [{"player": "A", "ms": a, "text": clock_text(a),
+                          "runs": face.player == "A" and face.running},
+                         {"player": "B", "ms": b, "text": clock_text(b),
+                          "runs": face.player == "B" and face.running}]}
+        if f["flag"]:
+            out["subtitle"] = "%s's bank ran out" % face.player
+        elif f.get("break_player"):
+            out["subtitle"] = "break: %s" % f["break_player"]
+        elif face.paused:
+            out["subtitle"] = "time stopped"
+        elif f["delay_left_ms"] > 0:
+            out["subtitle"] = "delay %s" % clock_text(f["delay_left_ms"])
+        else:
+            out["subtitle"] = ""
+        return out
+
+
+VIEWS = {v.name: v for v in (ScrabbleView(), DuplicateView(), BackgammonView())}
+UNKNOWN = ModeView()
+
+
+def view_for(mode):
+    """The host side of ``mode`` (a neutral view for a mode the host does not know)."""
+    return VIEWS.get(mode, UNKNOWN)
+
+

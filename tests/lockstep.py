@@ -1,0 +1,70 @@
+"""A virtual device and the real host link in lock step, in one thread: the
+device's bytes go straight into ``hostlink.HostLink`` (which stores the
+records in a real log and answers with acks), and after every loop pass the
+texts of the device's two displays are noted when they change.  Used by the
+display property test and its longer run in ``make bench``."""
+import os
+import tempfile
+
+from hallclock.hostlink import HostLink
+from hallclock.logfile import LogWriter
+from hallclock.vdev.runner import DONE, RUNNING, Runner
+from hallclock_fw.core.timing import ticks_diff
+
+
+class QuickWriter(LogWriter):
+    """A real log writer without the fsync (a test's temporary file)."""
+
+    def sync(self, fd):
+        pass
+
+
+class Lockstep:
+    """``for t_ms, texts in run.changes(): ...`` -- records so far in ``run.records``."""
+
+    def __init__(self, mode, settings, actions, start_ticks=0, period=None, seed=12345,
+                 clock="prop-1", max_passes=2000000):
+        self.runner = Runner(mode, settings, actions, clock=clock, start_ticks=start_ticks,
+                             period=period, seed=seed)
+        self.dir = tempfile.mkdtemp(prefix="lockstep-")
+        self.writer = QuickWriter(os.path.join(self.dir, "log.jsonl"))
+        self.link = HostLink(self.writer, self.runner.feed, "lockstep")
+        self.records = []
+        self.link.on_record = self.records.append
+        self.max_passes = max_passes
+
+    def device_t(self):
+        """The device's t_ms now (as its events count it)."""
+        r = self.runner
+        return ticks_diff(r.now(), r.app.t0)
+
+    def texts(self):
+        d = self.runner.displays
+        return (d[0].text, d[1].text)
+
+    def changes(self):
+        """Run the scenario to its end; yields (t_ms, texts) after each pass
+        that changed a display, once the host has stored that pass's events."""
+        r = self.runner
+        status = RUNNING
+        last = None
+        try:
+            while status != DONE:
+                was_running = status == RUNNING
+                status = r.step() if was_running else r.advance(1)
+                self.link.feed(r.take_output())
+                now = self.texts()
+                # after the scenario's end the session is over: a display that
+                # goes on counting while the last acks come is not the game
+                if was_running and now != last:
+                    last = now
+                    yield self.device_t_of_last_pass(), now
+                if r.passes > self.max_passes:
+                    raise RuntimeError("the virtual device did not finish")
+        finally:
+            self.writer.close()
+
+    def device_t_of_last_pass(self):
+        # step() moved time on after the pass; the pass ran at runner.clock.now
+        r = self.runner
+        return ticks_diff(r.clock.now, r.app.t0)

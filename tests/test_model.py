@@ -1,0 +1,173 @@
+"""The host's model of a clock (hallclock.model): the log's records replayed
+into the firmware's own core show the very digits the device's displays
+show, with every delay kind, across the 2**30 tick wrap; records the core
+cannot explain are reported, never hidden; the restore values come from the
+core at the last time heard."""
+import os
+
+import pytest
+
+from conftest import ROOT
+from hallclock import scenario
+from hallclock.model import Clocks, Model, settings_from_json
+from hallclock_fw.settings import parse
+from lockstep import Lockstep
+
+SAMPLES = os.path.join(ROOT, "host", "hallclock", "samples")
+WRAP = (1 << 30) - 7000  # the device's ticks wrap 7 s into the game
+
+
+def rec(t_ms, event, **fields):
+    r = {"clock": "t1", "seq": 0, "t_ms": t_ms, "event": event}
+    r.update(fields)
+    r["session"] = "00000001"
+    return r
+
+
+def boot(mode, **settings):
+    values = parse(mode, ["%s=%s" % kv for kv in settings.items()])
+    from hallclock_fw.settings import to_json
+    return rec(0, "boot", mode=mode, settings=to_json(mode, values))
+
+
+def replay_against_device(mode, sets, actions, start_ticks=0, base=0, period=None):
+    """Run the scenario on the virtual device with the real host link; at every
+    change of a display compare the model's face.  Returns (changes, model)."""
+    run = Lockstep(mode, parse(mode, sets), actions, start_ticks=start_ticks, period=period)
+    model = None
+    fed = 0
+    changes = 0
+    for t, texts in run.changes():
+        while fed < len(run.records):
+            r = run.records[fed]
+            fed += 1
+            if model is None:
+                model = Model.from_boot(r, base=base)
+            else:
+                model.feed(r)
+        assert model.face(t).displays == texts, (t, model.inputs[-3:])
+        changes += 1
+    for r in run.records[fed:]:
+        model.feed(r)
+    return changes, model
+
+
+def sample(name):
+    return [a.as_tuple() for a in scenario.load(os.path.join(SAMPLES, name))]
+
+
+@pytest.mark.parametrize("mode,name,sets,start,base", [
+    ("scrabble", "scrabble_game.txt", [], 0, 0),
+    ("scrabble", "scrabble_game.txt", ["round_min=5", "round_warn_min=2"], WRAP, 0),
+    ("duplicate", "duplicate_game.txt", [], 0, WRAP),
+])
+def test_the_model_shows_the_device_digits_at_every_change(mode, name, sets, start, base):
+    changes, model = replay_against_device(mode, sets, sample(name), start, base)
+    assert changes > 100
+    assert model.mismatches == []
+    assert model.ended
+
+
+@pytest.mark.parametrize("delay", ["simple", "bronstein", "fischer"])
+def test_backgammon_every_delay_kind(delay):
+    # the sample match without its break requests (a long PAUSE that asks for
+    # a break emits nothing, so no log can show the break select: docs/design.md)
+    acts = [a for a in sample("backgammon_match.txt") if a[1] != "hold"]
+    changes, model = replay_against_device("backgammon", ["delay=" + delay, "match=7",
+                                                           "score=3-5"], acts, WRAP, 3)
+    assert changes > 100
+    assert [m.kind for m in model.mismatches] == []
+
+
+def test_bronstein_twenty_seconds_into_a_600_s_bank_shows_9_40():
+    """Bronstein: the bank runs from the press (the used time, up to the
+    delay, is given back after the move): 20 s into 10:00 the clock shows 9:40."""
+    m = Model.from_records([boot("backgammon", bank_s=600, delay="bronstein", delay_s=15),
+                            rec(1000, "turn", player="A", move=1, bank_ms=600000)])
+    assert m.inputs == [(1000, "B")]  # the first press: the presser's opponent moves
+    f = m.face(21000)
+    assert f.displays == (" 9:40", "10:00")
+    assert f.facts["banks_ms"] == (580000, 600000)
+    m.feed(rec(21000, "press", player="A", move=1, used_ms=20000, bank_ms=595000))
+    m.feed(rec(21000, "turn", player="B", move=2, bank_ms=600000))
+    assert m.mismatches == []
+    assert m.face(21000).facts["banks_ms"] == (595000, 600000)  # 15 s given back
+
+
+def test_simple_delay_shows_the_delay_then_the_bank():
+    m = Model.from_records([boot("backgammon", bank_s=600, delay="simple", delay_s=15),
+                            rec(0, "turn", player="A", move=1, bank_ms=600000)])
+    assert m.face(5000).displays == ("-0:10", "10:00")
+    assert m.face(5000).facts["delay_left_ms"] == 10000
+    assert m.face(20000).displays == (" 9:55", "10:00")
+
+
+def test_a_flag_freezes_at_zero():
+    m = Model.from_records([boot("backgammon", bank_s=60, delay="fischer", delay_s=0),
+                            rec(0, "turn", player="A", move=1, bank_ms=60000),
+                            rec(60000, "expired", player="A", move=1)])
+    assert m.mismatches == []
+    for t in (60000, 65000, 600000):
+        f = m.face(t)
+        assert f.displays == (" 0:00", " 1:00") and f.overtime and not f.running
+        assert f.facts["flag"]
+
+
+def test_a_record_nothing_explains_is_reported():
+    m = Model.from_records([boot("scrabble"), rec(0, "gong", kind="start", move=None),
+                            rec(2000, "turn", player="A", move=1, limit_ms=120000)])
+    # a warning 30 s left at 2000 + 90000: the core gives it then, not 1 s early
+    bad = m.feed(rec(91000, "warn", player="A", move=1, left_s=30))
+    assert [x.kind for x in bad] == ["unexplained"] and "warn" in bad[0].text
+    assert m.feed(rec(92000, "warn", player="A", move=1, left_s=30)) == []
+
+
+def test_an_event_the_log_lacks_is_reported():
+    m = Model.from_records([boot("scrabble"), rec(0, "gong", kind="start", move=None),
+                            rec(2000, "turn", player="A", move=1, limit_ms=120000)])
+    # A's press gives press + turn; a log with the press and no turn
+    assert m.feed(rec(5000, "press", player="A", move=1, used_ms=3000)) == []
+    bad = m.feed(rec(9000, "pause", player="B", move=2))
+    assert [x.kind for x in bad] == ["not_logged"] and "turn" in bad[0].text
+    assert m.mismatches == bad
+
+
+def test_a_gap_is_reported():
+    m = Model.from_records([boot("scrabble")])
+    bad = m.feed(rec(4000, "gap", missing=[2, 5]))
+    assert [x.kind for x in bad] == ["gap"]
+
+
+def test_the_face_stands_after_the_end():
+    m = Model.from_records([boot("scrabble"), rec(1000, "turn", player="A", move=1,
+                                                    limit_ms=120000),
+                            rec(31000, "end")])
+    f = m.face(500000)
+    assert f.ended and not f.running and f.displays == (" 1:30", " 2:00")
+
+
+def test_snapshot_is_the_core_at_the_last_time_heard():
+    m = Model.from_records([boot("scrabble"), rec(1000, "turn", player="A", move=1,
+                                                    limit_ms=120000),
+                            rec(11000, "pause", player="A", move=1)])
+    snap = m.snapshot()
+    assert snap is not None and m.restore_frame() is not None
+    assert m.restore_frame().startswith(b"S scrabble ")
+
+
+def test_settings_from_the_boot_record():
+    s = settings_from_json("scrabble", {"move_s": 90, "warn_s": [20, 10], "round_min": 40,
+                                        "round_warn_min": 10})
+    assert s["move_s"] == 90 and s["warn_s"] == (20, 10)
+    with pytest.raises(ValueError):
+        settings_from_json("scrabble", {"move_s": -1})
+
+
+def test_clocks_chain_sessions_and_tell_the_device_time():
+    clocks = Clocks()
+    c = clocks.feed(boot("scrabble"), 100.0)
+    clocks.feed(rec(2000, "turn", player="A", move=1, limit_ms=120000), 102.0)
+    assert c.device_now(112.0) == 12000
+    assert c.face(112.0).displays == (" 1:50", " 2:00")
+    other = dict(boot("duplicate"), clock="hall")
+    assert clocks.feed(other, 103.0) is not c and clocks.order == ["t1", "hall"]
