@@ -304,6 +304,8 @@ def main(link, scenario, clock, sid, start_ticks=0, period=None,
                 continue
             except Done:
                 break
+            device.hand_back(hw.uart)  # the host took the console (M frame): the
+            break                      # clock stops, as main.py returns to the REPL
     except Silent:
         sys.exit(EXIT_SILENT)
     except MemoryError as e:
