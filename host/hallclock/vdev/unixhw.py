@@ -7,7 +7,8 @@ is a pty (or serial port) this process opens itself.
 Simulated time, as in ``hallclock.virtual.pump``: ``wait(due)`` moves the
 bytes between the firmware's UART buffer and the line, waits (real time) up
 to ``ack_wait_ms`` for the host's acknowledgement of a new event, then jumps
-simulated time to the next deadline, button edge or scenario action.  After
+simulated time to the next deadline, button edge or scenario action -- no
+faster than real time while events wait for the host's ack (``_paced``).  After
 the scenario's ``end`` time runs at the real rate until the host has every
 event.  Runs only on the MicroPython unix port (``select.poll`` on a file,
 ``termios``); CPython never imports it.
@@ -54,6 +55,7 @@ class UnixHW(Runner):
         self.ack_wait_ms = ack_wait_ms
         self.last_contact = time.ticks_ms()
         self.last_real = self.last_contact
+        self.t_real0 = self.last_contact  # real ms for pace() count from here
         self.seen = 0
         self.booted = 0
         self.panel = None
@@ -181,9 +183,21 @@ class UnixHW(Runner):
             self.last_contact = time.ticks_ms()
         return got
 
+    def _paced(self, nxt):
+        """Simulated time must not outrun the link (``Runner.pace``): while
+        events wait for the host's ack, the next pass comes no sooner in real
+        time than in simulated time; host bytes bring it forward."""
+        while True:
+            self.pace(time.ticks_diff(time.ticks_ms(), self.t_real0))
+            if self.cap is None or nxt <= self.cap:
+                return nxt
+            if self._read(min(5, nxt - self.cap)):
+                return self.cap if self.cap > self.last_ms else self.last_ms + 1
+
     def wait(self, due):
         if self.account:
             self.account_pass()
+        self.last_ms = self.ms  # the pass just run
         self.passes += 1
         app = self.app
         if self.ended:
@@ -206,7 +220,7 @@ class UnixHW(Runner):
         if time.ticks_diff(real, self.last_contact) > self.silence_ms:
             raise Silent()
         if status == 0:
-            self.ms = self._next_ms()
+            self.ms = self._paced(self._next_ms())
         else:
             step = time.ticks_diff(real, self.last_real)
             self.ms += step if step > 0 else 1
