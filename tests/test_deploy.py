@@ -49,6 +49,7 @@ def test_make_deploy_onto_the_virtual_board(board, tmp_path):
     res = subprocess.run(["make", "deploy", f"PORT={board}", f"FW_BUILD={build}"], cwd=ROOT,
                          capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stdout + res.stderr
+    assert "is at the REPL (no clock was running)" in res.stdout  # the hand-back asked first
     # what make built is what is on the board now
     listing = mpremote(board, "fs", "ls", ":hallclock_fw")
     for p in (build / "hallclock_fw").glob("*.mpy"):
@@ -147,6 +148,8 @@ def test_make_deploy_while_the_clock_runs(clock_board, tmp_path):
         wait_for(lambda: b" vboard scrabble " in line.read(), "the deployed clock's hello")
     finally:
         line.close()
+    res = run_cli("maintenance", "--port", clock_board, "--wait-s", "0")
+    assert res.returncode == 2 and "--wait-s 0" in res.stderr  # bad input, the port untouched
     res = run_cli("maintenance", "--port", clock_board)
     assert res.returncode == 0 and "handed its console back" in res.stdout, res.stdout
     listing = mpremote(clock_board, "fs", "ls", ":hallclock_fw")

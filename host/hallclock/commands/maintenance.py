@@ -35,9 +35,10 @@ def hand_back(path, wait_s=3.0):
         while True:
             now = time.monotonic()
             if now >= next_send:
-                # the newline first ends whatever junk the line holds (a half
-                # frame, mpremote's Ctrl-C), so the frame is a line of its own
-                port.write(b"\n" + protocol.maintenance())
+                # a line end first: it ends whatever junk the line holds (a
+                # half frame, mpremote's Ctrl-C), so the frame is a line of its
+                # own; at a REPL its CR is an empty command and brings a prompt
+                port.write(b"\r\n" + protocol.maintenance())
                 port.drain()
                 next_send = now + RESEND_S
             seen += port.read()
