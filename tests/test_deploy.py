@@ -155,3 +155,14 @@ def test_make_deploy_while_the_clock_runs(clock_board, tmp_path):
     listing = mpremote(clock_board, "fs", "ls", ":hallclock_fw")
     for p in (build / "hallclock_fw").glob("*.mpy"):
         assert p.name in listing
+
+
+@pytest.mark.parametrize("target", ["deploy", "console"])
+def test_deploy_and_console_ask_for_the_console_before_mpremote(target):
+    res = subprocess.run(["make", "-n", target, "PORT=/dev/ttyUSB0"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    hand = [i for i, ln in enumerate(lines) if "hallclock maintenance --port /dev/ttyUSB0" in ln]
+    remote = [i for i, ln in enumerate(lines) if "mpremote connect /dev/ttyUSB0" in ln]
+    assert hand and remote and hand[0] < remote[0], res.stdout
