@@ -153,7 +153,7 @@ def test_a_burst_beyond_the_console_buffer_costs_only_resends(rig, reference):
     # ... and the protocol recovered what mattered: the log is the reference
 
 
-@pytest.mark.parametrize("interpreter", ["cpython", "micropython-unix"])
+@pytest.mark.parametrize("interpreter", ["cpython", "micropython", "micropython-unix"])
 def test_slow_line_with_noise_and_a_killed_logger(rig, reference, interpreter):
     """9600 baud, noise both ways, the logger SIGKILLed once and restarted:
     the log is the fault-free one.  The device's link timers ran at a board's
