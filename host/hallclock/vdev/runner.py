@@ -158,14 +158,15 @@ class Runner:
         timers run in real time, as on a board, so simulated time may run no
         faster than real time from the pass that made them wait.  ``real_ms``
         is the pump's real clock (any origin); the game runs as fast as the
-        machine allows while the host has every event."""
+        machine allows while the host has every event.  True while paced."""
         if self.app.link.all_acked():
             self._anchor = None
             self.cap = None
-            return
+            return False
         if self._anchor is None:
             self._anchor = (real_ms, self.last_ms)
         self.cap = self._anchor[1] + (real_ms - self._anchor[0])
+        return True
 
     def step(self):
         """One pass of the device loop at the current time, then move time on.
@@ -175,10 +176,10 @@ class Runner:
             if self.app.link.all_acked():  # acknowledged since the last pace()
                 self.cap = None
                 self._anchor = None
-            elif not self.uart.waiting():
-                return PACED
+            elif self.period is not None or not self.uart.waiting():
+                return PACED  # (a jittered loop keeps its passes: logs stay reproducible)
         if self.cap is not None and self.ms > self.cap:
-            # host bytes wake the loop (hw.wait), at the time real time allows
+            # host bytes wake the event-driven loop (hw.wait), at the time real time allows
             self.ms = self.cap if self.cap > self.last_ms else self.last_ms + 1
         self.last_ms = self.ms
         self.clock.now = self.now()
