@@ -78,11 +78,14 @@ def game_state(records):
 def tag_round(session, record):
     """From a session's ``round`` event on (the clock took the round number
     from the host), every record of that game carries ``round``.  A new
-    session (a reboot) is a new game: untagged until it learns the round."""
+    session (a reboot) is a new game: untagged until it learns the round; so
+    is the game a clock begins in the same session after its ``end``."""
     if record.get("event") == "round" and isinstance(record.get("round"), int):
         session.round = record["round"]
     if session.round is not None:
         record["round"] = session.round
+        if record.get("event") == "end":
+            session.round = None
 
 
 class HostLink:
@@ -246,8 +249,16 @@ class HostLink:
             state = game_state(self.writer.session_records(s.clock, old))
             if state is not None and state[0] == s.mode:
                 mode, stext, move, player, left = state
-                # the Scrabble core's snapshot with the round unknown (-1)
-                s.restore = protocol.restore(mode, stext, (move, player, left, 0, 0, -1, -1, 0))
+                # the core's snapshot (hallclock_fw.modes) as far as the log tells it
+                # here: Scrabble without the round (-1), backgammon with the
+                # opponent's start bank and no breaks
+                if mode == "scrabble":
+                    values = (move, player, left, 0, 0, -1, -1, 0)
+                else:
+                    start = settings_mod.bank_ms(settings_mod.parse_text(mode, stext))
+                    values = (move, player, left if player == 0 else start,
+                              left if player == 1 else start, 0, 0, 0, 0)
+                s.restore = protocol.restore(mode, stext, *values)
                 # before the ack of the hello: the clock takes it before its first move
                 self.poll()
 
