@@ -57,8 +57,12 @@ need_firmware = $(if $(FIRMWARE),,$(error FIRMWARE is missing: make flash PORT=â
 
 # Copy the build onto the board (MicroPython already on it), then reset it.
 # PORT may be any serial device, a pty of the virtual board included.
+# First the running clock hands its console back (its keyboard interrupt is
+# off while it runs, so mpremote's Ctrl-C alone cannot stop it): docs/hardware.md.
+HANDBACK ?= $(BIN)/hallclock maintenance
 deploy: firmware
 	$(need_port)
+	$(HANDBACK) --port $(PORT)
 	$(MPREMOTE) connect $(PORT) run mk/hw_wipe.py + cp -r $(addprefix $(FW_BUILD)/,hallclock_fw $(FW_ENTRY)) :$(if $(CONFIG), + cp $(CONFIG) :hallclock.cfg) + reset
 
 # -- flash / erase (docs/hardware.md "2. Flash MicroPython") ------------------------
@@ -93,4 +97,5 @@ erase:
 
 console:
 	$(need_port)
+	$(HANDBACK) --port $(PORT)
 	$(MPREMOTE) connect $(PORT) repl

@@ -127,7 +127,7 @@ def test_the_maintenance_frame_hands_the_console_back():
 
 
 # -- over the line, with the real logger ---------------------------------------
-@pytest.mark.parametrize("interpreter", ["cpython", "micropython"])
+@pytest.mark.parametrize("interpreter", ["cpython", "micropython", "micropython-unix"])
 def test_noise_of_every_byte_value_never_stops_the_clock(rig, reference, interpreter):
     """Every value 0x00..0xff (Ctrl-C, Ctrl-D, raw and paste mode among them)
     arrives on the console between the host's frames; the log is the
@@ -153,12 +153,13 @@ def test_a_burst_beyond_the_console_buffer_costs_only_resends(rig, reference):
     # ... and the protocol recovered what mattered: the log is the reference
 
 
-def test_slow_line_with_noise_and_a_killed_logger(rig, reference):
+@pytest.mark.parametrize("interpreter", ["cpython", "micropython", "micropython-unix"])
+def test_slow_line_with_noise_and_a_killed_logger(rig, reference, interpreter):
     """9600 baud, noise both ways, the logger SIGKILLed once and restarted:
     the log is the fault-free one.  The device's link timers ran at a board's
     rate: it resent its events a few times, not hundreds of times."""
-    noisy = Faults(drop=0.002, flip=0.002, noise=0.05)
-    r = rig(to_host=noisy, to_device=noisy, baud=9600, seed=5)
+    noisy = Faults(drop=0.001, flip=0.001, noise=0.05)
+    r = rig(to_host=noisy, to_device=noisy, baud=9600, seed=5, interpreter=interpreter)
     r.proxy.cut_after(10)
     r.start_logger()
     r.start_device()

@@ -5,10 +5,11 @@ import os
 import pathlib
 import subprocess
 import sys
+import tty
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, run_cli
 
 SCENARIO = """
 from hallclock_fw import protocol
@@ -48,6 +49,7 @@ def test_make_deploy_onto_the_virtual_board(board, tmp_path):
     res = subprocess.run(["make", "deploy", f"PORT={board}", f"FW_BUILD={build}"], cwd=ROOT,
                          capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stdout + res.stderr
+    assert "is at the REPL (no clock was running)" in res.stdout  # the hand-back asked first
     # what make built is what is on the board now
     listing = mpremote(board, "fs", "ls", ":hallclock_fw")
     for p in (build / "hallclock_fw").glob("*.mpy"):
@@ -74,3 +76,93 @@ def test_make_deploy_onto_the_virtual_board(board, tmp_path):
     assert events == ["0@0", "1@0", "2@1000", "3@50000", "2@50000", "4@140000", "4@150000",
                       "4@160000", "5@170000", "3@200000", "2@200000", "11@210000"]
     assert "STATUS 1" in out
+
+
+# -- maintenance while the clock runs ----------------------------------------------
+@pytest.fixture
+def clock_board():
+    """The virtual board booted into a running clock (``--clock``): the firmware
+    on its filesystem, the keyboard interrupt off, as a deployed board."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "host"), env.get("PYTHONPATH", "")])
+    p = subprocess.Popen([sys.executable, "-m", "hallclock.mpvm.board", "--clock"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        path = p.stdout.readline().strip()
+        assert path.startswith("/dev/"), p.stderr.read() if p.poll() is not None else path
+        yield path
+    finally:
+        p.terminate()
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+class Line:
+    """The test's own end of the board's port: bytes seen so far."""
+
+    def __init__(self, path):
+        self.fd = os.open(path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+        tty.setraw(self.fd)
+        self.seen = bytearray()
+
+    def read(self):
+        try:
+            self.seen += os.read(self.fd, 4096)
+        except (BlockingIOError, OSError):
+            pass
+        return self.seen
+
+    def close(self):
+        os.close(self.fd)
+
+
+def test_make_deploy_while_the_clock_runs(clock_board, tmp_path):
+    from faultproxy import wait_for
+    from hallclock_fw import protocol
+
+    line = Line(clock_board)
+    try:
+        wait_for(lambda: b"H " in line.read() and b" vboard scrabble " in line.seen,
+                 "the running clock's hello")
+        # what mpremote does to take the REPL: Ctrl-C twice, Ctrl-A (raw REPL),
+        # Ctrl-D (soft reset).  The clock keeps the console and answers a W.
+        os.write(line.fd, b"\r\x03\x03\r\x01\x04\n")
+        del line.seen[:]
+        os.write(line.fd, protocol.who())
+        wait_for(lambda: b"H " in line.read(), "the clock's answer to W after the Ctrl-Cs")
+        assert b">>>" not in line.seen and b"raw REPL" not in line.seen
+        assert b"KeyboardInterrupt" not in line.seen
+    finally:
+        line.close()
+    build = tmp_path / "fw"
+    res = subprocess.run(["make", "deploy", f"PORT={clock_board}", f"FW_BUILD={build}"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "handed its console back" in res.stdout
+    # deploy's reset boots the board into the clock again, from the files copied
+    line = Line(clock_board)
+    try:
+        wait_for(lambda: b" vboard scrabble " in line.read(), "the deployed clock's hello")
+    finally:
+        line.close()
+    res = run_cli("maintenance", "--port", clock_board, "--wait-s", "0")
+    assert res.returncode == 2 and "--wait-s 0" in res.stderr  # bad input, the port untouched
+    res = run_cli("maintenance", "--port", clock_board)
+    assert res.returncode == 0 and "handed its console back" in res.stdout, res.stdout
+    listing = mpremote(clock_board, "fs", "ls", ":hallclock_fw")
+    for p in (build / "hallclock_fw").glob("*.mpy"):
+        assert p.name in listing
+
+
+@pytest.mark.parametrize("target", ["deploy", "console"])
+def test_deploy_and_console_ask_for_the_console_before_mpremote(target):
+    res = subprocess.run(["make", "-n", target, "PORT=/dev/ttyUSB0"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    hand = [i for i, ln in enumerate(lines) if "hallclock maintenance --port /dev/ttyUSB0" in ln]
+    remote = [i for i, ln in enumerate(lines) if "mpremote connect /dev/ttyUSB0" in ln]
+    assert hand and remote and hand[0] < remote[0], res.stdout

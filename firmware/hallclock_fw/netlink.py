@@ -68,6 +68,11 @@ class NetLink:
         self.inbox[0:n] = b""
         return n
 
+    def kbd_intr(self, char):
+        """Not the console: the USB console keeps its Ctrl-C for mpremote
+        (hw/device.py turns it off only where the link is the console)."""
+        return None
+
     def write(self, data):
         """One frame (the DeviceLink writes whole frames) -> one message.
         Several frames in one call are split at their newlines."""

@@ -145,12 +145,14 @@ class MicroPythonRunner:
 
     def pace(self, real_ms):
         """``Runner.pace`` inside the VM (a round trip only while events wait)."""
-        if self._paced or self.pending():
-            self.vm.exec(f"runner.pace({int(real_ms)})")
-            self._paced = self.pending()
+        if self._paced or self.pending():  # until the VM's Runner says it is not paced
+            out = self._vm(self.vm.exec, f"print(1 if runner.pace({int(real_ms)}) else 0)")
+            self._paced = out.strip().endswith("1")
 
     def advance(self, ms):
-        self._vm(self.vm.exec, f"runner.ms += {int(ms)}")
+        # real time already: no pace cap (the Runner's own advance does the same)
+        self._vm(self.vm.exec, f"runner.cap = None\nrunner.ms += {int(ms)}")
+        self._paced = False
         status, out = self._vm(self.vm.step, 1)
         self._collect(out)
         return status

@@ -157,8 +157,6 @@ class Runner:
             nxt = self.edges[0][0]
         if self.ai < len(self.actions) and self.actions[self.ai][0] < nxt:
             nxt = self.actions[self.ai][0]
-        if self.uart.waiting():  # host bytes waiting wake the loop (hw.wait), as on a board
-            nxt = self.ms + 1
         return nxt if nxt > self.ms else self.ms + 1
 
     def pace(self, real_ms):
@@ -167,11 +165,11 @@ class Runner:
         timers run in real time, as on a board, so simulated time may run no
         faster than real time from the pass that made them wait.  ``real_ms``
         is the pump's real clock (any origin); the game runs as fast as the
-        machine allows while the host has every event."""
+        machine allows while the host has every event.  True while paced."""
         if self.app.link.all_acked():
             self._anchor = None
             self.cap = None
-            return
+            return False
         if self._anchor is None:
             self._anchor = (real_ms, self.last_ms)
         # For the first PACE_GRACE_MS of the wait simulated time stands still:
@@ -179,6 +177,7 @@ class Runner:
         # at the same simulated moment on every run, so logs are reproducible.
         waited = real_ms - self._anchor[0] - PACE_GRACE_MS
         self.cap = self._anchor[1] + (waited if waited > 0 else 0)
+        return True
 
     def step(self):
         """One pass of the device loop at the current time, then move time on.

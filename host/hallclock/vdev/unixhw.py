@@ -259,6 +259,7 @@ class UnixHW(Runner):
         is due at the new time.  Raises Done when the host has every event."""
         if self.account:
             self.account_pass()
+        self.last_ms = self.ms  # the pass just run
         self.passes += 1
         app = self.app
         if self.ended:
