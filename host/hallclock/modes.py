@@ -9,7 +9,6 @@ Every value shown comes from the firmware's own core (``hallclock.model``
 replays it); this module only picks which of the core's answers to show and
 words them.
 """
-from hallclock_fw import protocol
 from hallclock_fw.core.timing import ticks_diff
 from hallclock_fw.display import shown_s
 
@@ -49,7 +48,6 @@ class ModeView:
 
     name = "?"
     players = PLAYERS  # the players a report lists (none for the hall countdown)
-    restorable = False
     # the report's columns for a move of this mode (hallclock.report)
     move_columns = ("move", "player", "used", "warnings", "overtime")
     overtime_word = "OVERTIME"  # what the live view calls core.overtime()
@@ -58,24 +56,6 @@ class ModeView:
     def facts(self, core, now):
         """The mode's own facts at ``now`` (a dict of plain values)."""
         return {}
-
-    # -- restore ---------------------------------------------------------------
-    def snapshot(self, core, now):
-        """The values that give this game back to a rebooted clock, or None."""
-        snap = getattr(core, "snapshot", None)
-        if snap is not None:
-            return snap(now)
-        return None
-
-    def restore(self, core, values, now):
-        """Apply restore values (as the device does on an ``S`` frame)."""
-        rest = getattr(core, "restore", None)
-        if rest is None:
-            return False
-        return rest(values, now)
-
-    def restore_frame(self, mode, settings_text, values):
-        return protocol.restore(mode, settings_text, *values)
 
     # -- the live view (hallclock.liveview) -------------------------------------
     def runs(self, face):
@@ -104,7 +84,6 @@ class ModeView:
 
 class ScrabbleView(ModeView):
     name = "scrabble"
-    restorable = True
 
     overtime_word = "OVERTIME"  # the limit ran out; the display counts the overtime up
 
@@ -117,20 +96,6 @@ class ScrabbleView(ModeView):
                 "round_ms": r.round_ms, "round_warn_ms": r.warn_ms,
                 "playout": PLAYOUT_STEPS[step] if 0 <= step < len(PLAYOUT_STEPS) else None,
                 "limit_ms": core.limit_ms}
-
-    def snapshot(self, core, now):
-        snap = getattr(core, "snapshot", None)
-        if snap is not None:
-            return snap(now)
-        # the interface before core.snapshot: (move, player, left_ms)
-        if not core.move or core.player not in (0, 1):
-            return None
-        return (core.move, core.player, core.left_ms(now))
-
-    def restore(self, core, values, now):
-        if hasattr(core, "snapshot"):
-            return core.restore(values, now)
-        return core.restore(values[0], values[1], values[2], now)
 
     def runs(self, face):
         if face.move is None:
@@ -207,7 +172,6 @@ class DuplicateView(ModeView):
 
 class BackgammonView(ModeView):
     name = "backgammon"
-    restorable = True
     move_columns = ("move", "player", "used", "bank", "overtime")
     overtime_word = "FLAG"  # a bank ran out: the clock stands at 0:00 until reset
 
@@ -226,20 +190,6 @@ class BackgammonView(ModeView):
                 and core.running() else None,
                 "break_left_ms": core.left_ms(now) if core.paused() and core.running() else None,
                 "flag": core.overtime()}
-
-    def snapshot(self, core, now):
-        snap = getattr(core, "snapshot", None)
-        if snap is not None:
-            return snap(now)
-        if not core.move or core.player not in (0, 1) or core.overtime():
-            return None
-        return (core.move, core.player, core.bank_left(now, core.player))
-
-    def restore(self, core, values, now):
-        if hasattr(core, "snapshot"):
-            return core.restore(values, now)
-        core.restore(values[0], values[1], values[2], now)
-        return True
 
     def runs(self, face):
         f = face.facts
