@@ -10,7 +10,7 @@ import time
 from hallclock_fw import protocol, settings as settings_mod
 from . import catalog
 
-from .logfile import host_time
+from .logfile import host_time, read_records
 
 RESEND_ASK_S = 0.5  # ask again for a missing event at most this often
 WHO_ASK_S = 0.5  # ask an unknown session who it is at most this often
@@ -31,7 +31,7 @@ class Session:
         self.restore_tries = 0
 
 
-def restore_for(records, wall=None):
+def restore_for(records, wall=None, restored=None, say=None):
     """What ``log --restore`` sends a rebooted clock: (mode, settings text,
     values) of the game in a session's records, or None when there is
     nothing to restore.  The values are the firmware core's own ``snapshot``
@@ -39,15 +39,22 @@ def restore_for(records, wall=None):
     the host heard the clock (the outage is not counted against the player),
     the round's part at that time plus the wall-clock time since that record
     was stored (the hall's basic time runs on through the outage, ČAS 4.1,
-    6.1): docs/protocol.md, *Power loss and restore*."""
+    6.1): docs/protocol.md, *Power loss and restore*.  ``restored``: what
+    the host sent this session when it began (a restore after an earlier power
+    loss: the ``restore`` of that ``power_loss`` record), which the replay
+    needs.  ``say`` hears of records the clock's code cannot explain."""
     from .model import Model, epoch_of
     records = [r for r in records if r.get("event") not in ("power_loss",)]
     if not records or records[0].get("event") != "boot":
         return None
     try:
-        model = Model.from_records(records)
+        model = Model.from_records(records, restore=restored)
     except ValueError:
         return None
+    if model.mismatches and say is not None:
+        say("clock %s: %d record(s) of its last session are not what its own code gives "
+            "(first: %s); the time sent back may be off: check it on the clock" % (
+                records[0].get("clock"), len(model.mismatches), model.mismatches[0].text))
     hall_t = None
     last = records[-1]
     stored = epoch_of(last.get("host_time"))
@@ -218,7 +225,16 @@ class HostLink:
             "next_session": s.sid}
         sent = None
         if self.restore and s.expected == 1:
-            sent = restore_for(self.writer.session_records(s.clock, old))
+            self.writer.flush()
+            mine = [r for r in read_records(self.writer.path) if r.get("clock") == s.clock]
+            before = [r for r in mine if r.get("event") == "power_loss"
+                      and r.get("next_session") == old and isinstance(r.get("restore"), dict)]
+            restored = None
+            if before:
+                got = before[-1]["restore"]
+                restored = (got.get("mode"), got.get("settings"), got.get("values"))
+            sent = restore_for([r for r in mine if r.get("session") == old],
+                               restored=restored, say=self.say)
         if sent is not None:
             # the log says what the clock was sent (the model of the new
             # session replays it: hallclock.model)
