@@ -190,7 +190,7 @@ class LiveView:
         table = Table(title=f"hallclock log → {self.logger.writer.path}", title_justify="left",
                       box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), expand=False,
                       title_style="bold", show_edge=False)
-        table.add_column("clock", no_wrap=True, overflow="ellipsis", min_width=8,
+        table.add_column("clock", no_wrap=True, overflow="ellipsis", min_width=10,
                          max_width=14 if not wide else 24)
         if wide:
             table.add_column("port", no_wrap=True, overflow="ellipsis", max_width=24)

@@ -105,7 +105,7 @@ class ScrabbleView(ModeView):
     def detail(self, face):
         f = face.facts
         out = []
-        if f["warned_s"] and not face.ended:
+        if f["warned_s"] and not face.ended and not face.overtime:  # overtime: all were given
             out.append((" ".join("%ds" % w for w in f["warned_s"]), "warn"))
         if f["playout"]:
             out.append(("play-out: " + f["playout"].replace("_", " "), "warn"))
@@ -207,7 +207,8 @@ class BackgammonView(ModeView):
         if f["break_player"] and not face.ended:
             out.append(("break %s %s" % (f["break_player"], clock_text(f["break_left_ms"])),
                         "info"))
-        out.append(("breaks %d-%d" % f["breaks"], "dim"))
+        if f["breaks"] != (0, 0):
+            out.append(("breaks A %d B %d" % f["breaks"], "dim"))
         return out
 
     def plain_left(self, face):
