@@ -51,6 +51,11 @@ class ModeView:
     # the report's columns for a move of this mode (hallclock.report)
     move_columns = ("move", "player", "used", "warnings", "overtime")
     overtime_word = "OVERTIME"  # what the live view calls core.overtime()
+    # the hall display without --clock: 'round' (the clocks of this mode make
+    # one round: its time and gongs), 'countdown' (one hall countdown: the
+    # first clock's), 'tables' (independent games: pick one with --clock)
+    hall_view = "tables"
+    relays_pause = False  # the hall relays the hall unit's PAUSE to every table
 
     # -- read from the core -------------------------------------------------
     def facts(self, core, now):
@@ -76,6 +81,11 @@ class ModeView:
         return "%s left" % clock_text(face.left_ms)
 
     # -- the hall display (hallclock.projector) ---------------------------------
+    def round(self, face):
+        """The hall's round as this clock counts it, or None (no round in
+        this mode): {started, left_ms, warn_ms, playout}."""
+        return None
+
     def hall(self, clock, face, now_epoch):
         """{title, subtitle, left_ms, running, last, banks?} for the projector."""
         return {"title": self.name, "subtitle": "", "left_ms": face.left_ms,
@@ -116,6 +126,13 @@ class ScrabbleView(ModeView):
     def warned(self, face):
         return bool(face.facts["warned_s"])
 
+    hall_view = "round"
+
+    def round(self, face):
+        f = face.facts
+        return {"started": f["round_started"], "left_ms": f["round_left_ms"],
+                "warn_ms": f["round_warn_ms"], "playout": f["playout"]}
+
     def hall(self, clock, face, now_epoch):
         f = face.facts
         left = f["round_left_ms"]
@@ -135,6 +152,8 @@ class ScrabbleView(ModeView):
 class DuplicateView(ModeView):
     name = "duplicate"
     players = ()
+    hall_view = "countdown"
+    relays_pause = True  # one countdown for the hall: a dispute stops every clock
     move_columns = ("move", "used", "announcements", "pauses")
 
     def facts(self, core, now):
