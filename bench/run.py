@@ -18,9 +18,10 @@ def main(argv=None):
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                   "results.json"))
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
-    ap.add_argument("--only", action="append", help="timing, fwcost, latency, scale, display")
+    ap.add_argument("--only", action="append",
+                    help="timing, fwcost, latency, scale, unixheap, display")
     args = ap.parse_args(argv)
-    only = set(args.only or ["timing", "fwcost", "latency", "scale", "display"])
+    only = set(args.only or ["timing", "fwcost", "latency", "scale", "unixheap", "display"])
     res = {"machine": common.machine(), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "reproduce": "make bench  (or .venv/bin/python bench/run.py)", "seconds": {}}
     t_all = time.monotonic()
@@ -38,18 +39,21 @@ def main(argv=None):
     import latency
     import fwcost
     import scale
+    import unixheap
     import display
     if args.quick:
         part("timing", lambda: timing.bench(round_ms=12 * 60000, seeds=[1]))
         part("fwcost", fwcost.bench)
         part("latency", lambda: latency.bench(presses=40))
         part("scale", lambda: scale.bench(sizes=(1, 4), duration_s=2.0, say=common.say))
+        part("unixheap", lambda: unixheap.bench(quick=True))
         part("display", lambda: display.bench(examples=50, say=common.say))
     else:
         part("timing", timing.bench)
         part("fwcost", fwcost.bench)
         part("latency", latency.bench)
         part("scale", lambda: scale.bench(say=common.say))
+        part("unixheap", unixheap.bench)
         part("display", lambda: display.bench(say=common.say))
     res["seconds"]["total"] = round(time.monotonic() - t_all, 1)
     with open(args.out, "w") as f:

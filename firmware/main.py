@@ -9,9 +9,9 @@ import time
 from hallclock_fw.hw import device, esp32
 
 try:
-    device.run(esp32.ESP32())
-except KeyboardInterrupt:  # Ctrl-C from mpremote (make deploy) or the console
-    raise
+    device.run(esp32.ESP32())  # returns when the host takes the console (M frame)
+except KeyboardInterrupt:  # Ctrl-C before the clock runs (the keyboard interrupt is
+    raise                  # off while it does: docs/hardware.md "The console")
 except Exception as e:  # a bug must not leave a silent clock: report, restart
     sys.print_exception(e)
     time.sleep_ms(3000)

@@ -15,10 +15,10 @@ CHIP      ?= esp32
 BAUD      ?= 460800
 FLASH_ADDR ?= 0x1000
 
-# Every .py under firmware/: the package is precompiled to .mpy; main.py and
+# Every .py under firmware/ (but manifest.py, for frozen builds): the package is precompiled to .mpy; main.py and
 # boot.py stay source (MicroPython runs only those two from .py at boot) but are
 # compiled too, so a syntax error fails the build.
-FW_PY    := $(shell cd $(FW_SRC) && find . -name '*.py' -not -path '*/__pycache__/*' | sed 's|^\./||' | LC_ALL=C sort)
+FW_PY    := $(shell cd $(FW_SRC) && find . -name '*.py' -not -path '*/__pycache__/*' -not -name manifest.py | sed 's|^\./||' | LC_ALL=C sort)
 FW_ENTRY := $(filter main.py boot.py,$(FW_PY))
 FW_MODS  := $(filter-out $(FW_ENTRY),$(FW_PY))
 FW_OUT   := $(addprefix $(FW_BUILD)/,$(FW_MODS:.py=.mpy) $(FW_ENTRY))

@@ -12,7 +12,11 @@ as it would open a USB serial port.  In between the proxy can
 - unplug the logger's port: the pty goes away and ``path`` vanishes, and
   comes back later as a new pty: ``unplug``;
 - cut the line by itself after the device has sent ``n`` lines:
-  ``cut_after`` (so a test can kill the logger mid-session at a known point).
+  ``cut_after`` (so a test can kill the logger mid-session at a known point);
+- throttle the line to a baud rate (``baud``: 10 bits a byte, both ways);
+- sweep every byte value 0x00..0xff in turn into one direction, a line of a
+  few bytes before each chunk (``Faults(sweep=n)``), or inject a burst once:
+  ``inject``.
 
 Every fault is counted in ``stats`` so a test can check it really happened.
 """
@@ -31,16 +35,30 @@ NOISE = (b"ets Jun  8 2016 00:22:57\r\n", b"rst:0x1 (POWERON_RESET),boot:0x13\r\
          b"E 00000001 1 0 0 0 0 0 0*00000000\n", b"Traceback (most recent call last):\r\n")
 
 
+def wait_for(cond, what, timeout=20.0, every=0.01):
+    """Poll ``cond()`` until it is true; fail naming ``what`` after ``timeout``
+    seconds (time.monotonic).  Tests wait on conditions like this, never on
+    sleeps that guess how long another process or thread takes."""
+    end = time.monotonic() + timeout
+    while True:
+        if cond():
+            return
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for: {what}")
+        time.sleep(every)
+
+
 class Faults:
     """Per-direction fault rates (per byte), delays in seconds, and the chance
     of a line of noise before a chunk (the first chunk always gets one)."""
 
-    def __init__(self, drop=0.0, flip=0.0, dup=0.0, delay=(0.0, 0.0), noise=0.0):
+    def __init__(self, drop=0.0, flip=0.0, dup=0.0, delay=(0.0, 0.0), noise=0.0, sweep=0):
         self.drop = drop
         self.flip = flip
         self.dup = dup
         self.delay = delay
         self.noise = noise
+        self.sweep = sweep  # bytes of the 0x00..0xff cycle put before each chunk
 
 
 CLEAN = Faults()
@@ -54,8 +72,12 @@ def _raw_pair():
 
 
 class FaultProxy(threading.Thread):
-    def __init__(self, folder, to_host=CLEAN, to_device=CLEAN, seed=1, device_by_path=False):
+    def __init__(self, folder, to_host=CLEAN, to_device=CLEAN, seed=1, device_by_path=False,
+                 baud=None):
         super().__init__(daemon=True, name="fault-proxy")
+        self.byte_s = 10.0 / baud if baud else 0.0  # a start bit, 8 data bits, a stop bit
+        self.line_free = {"host": 0.0, "device": 0.0}  # when each direction is idle again
+        self.sweep_next = 0  # next byte value of the sweep
         self.rand = random.Random(seed)
         self.to_host = to_host
         self.to_device = to_device
@@ -77,11 +99,13 @@ class FaultProxy(threading.Thread):
         self.cut_after_lines = None
         self.unplug_until = 0.0
         self.lines_to_host = 0
+        self.injections = []
         self.attached = False  # the logger has its end of the line open
         # (deliver at, bytes) per direction, in order
         self.queue = {"host": [], "device": []}
         self.stats = {"dropped": 0, "flipped": 0, "duplicated": 0, "noise": 0,
-                      "cut_bytes": 0, "unplugs": 0, "bytes_to_host": 0, "bytes_to_device": 0}
+                      "cut_bytes": 0, "unplugs": 0, "bytes_to_host": 0, "bytes_to_device": 0,
+                      "swept": 0, "injected": 0, "lines_from_device": 0}
 
     # -- the logger's port ----------------------------------------------------
     def _plug(self):
@@ -124,6 +148,12 @@ class FaultProxy(threading.Thread):
         with self.lock:
             self.unplug_until = time.monotonic() + seconds
 
+    def inject(self, direction, data):
+        """Put ``data`` on the line once, towards "host" or "device", in order
+        with what is already under way."""
+        with self.lock:
+            self.injections.append((direction, bytes(data)))
+
     def is_cut(self):
         with self.lock:
             return self.cut_hold or time.monotonic() < self.cut_until
@@ -137,6 +167,12 @@ class FaultProxy(threading.Thread):
         if faults.noise and (not self.stats["noise"] or r.random() < faults.noise):
             out += r.choice(NOISE)
             self.stats["noise"] += 1
+        if faults.sweep:  # a line of noise: the next bytes of the cycle, then a newline
+            for _ in range(faults.sweep):
+                out.append(self.sweep_next)
+                self.sweep_next = (self.sweep_next + 1) & 0xFF
+                self.stats["swept"] += 1
+            out.append(10)
         for b in data:
             x = r.random()
             if x < faults.drop:
@@ -158,11 +194,17 @@ class FaultProxy(threading.Thread):
             self.stats["cut_bytes"] += len(data)
             return
         data = self._mangle(data, faults)
-        lo, hi = faults.delay
+        self._put(direction, data, faults.delay, now)
+
+    def _put(self, direction, data, delay, now):
+        lo, hi = delay
         at = now + (self.rand.uniform(lo, hi) if hi else 0.0)
         q = self.queue[direction]
         if q and q[-1][0] > at:
             at = q[-1][0]  # a serial line keeps the order
+        if self.byte_s:  # the bytes take their time on the wire, one after another
+            at = max(at, self.line_free[direction]) + len(data) * self.byte_s
+            self.line_free[direction] = at
         q.append((at, data))
 
     def _deliver(self, direction, fd):
@@ -221,11 +263,17 @@ class FaultProxy(threading.Thread):
                 self.attached = True  # not readable: no hang-up, someone holds the slave
             else:
                 self.attached = False
+            with self.lock:
+                injections, self.injections = self.injections, []
+            for direction, data in injections:
+                self.stats["injected"] += len(data)
+                self._put(direction, data, (0.0, 0.0), time.monotonic())
             self._deliver("host", self._log_master)
             self._deliver("device", self._dev_slave)
 
     def _count_lines(self, data):
         with self.lock:
+            self.stats["lines_from_device"] += data.count(b"\n")
             if self.cut_after_lines is None or self.cut_hold:
                 return
             self.lines_to_host += data.count(b"\n")

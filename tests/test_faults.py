@@ -19,7 +19,7 @@ from hallclock.logfile import read_records
 from hallclock_fw.settings import parse
 
 sys.path.insert(0, os.path.dirname(__file__))
-from faultproxy import FaultProxy, Faults  # noqa: E402
+from faultproxy import FaultProxy, Faults, wait_for  # noqa: E402
 
 # About two and a half simulated minutes: a start gong, quick moves, a move
 # with all three warnings that runs into overtime, a pause, and the end.
@@ -76,7 +76,8 @@ def _actions(folder):
 class Rig:
     """Device thread + proxy + logger subprocess in one temporary folder."""
 
-    def __init__(self, folder, to_host=None, to_device=None, seed=1):
+    def __init__(self, folder, to_host=None, to_device=None, seed=1, baud=None,
+                 interpreter="cpython"):
         self.folder = folder
         self.out = str(folder / "log.jsonl")
         kw = {}
@@ -84,10 +85,11 @@ class Rig:
             kw["to_host"] = to_host
         if to_device is not None:
             kw["to_device"] = to_device
-        self.proxy = FaultProxy(str(folder), seed=seed, **kw)
+        self.proxy = FaultProxy(str(folder), seed=seed, baud=baud, **kw)
         self.proxy.start()
         runner = virtual.make_runner("scrabble", parse("scrabble", []), _actions(folder),
-                                     sid=SID)
+                                     sid=SID, interpreter=interpreter)
+        self.runner = runner
         self.device = virtual.DeviceThread(runner, self.proxy.device_fd, silence_s=60)
         self.logger = None
         self.stderr = ""
@@ -100,8 +102,9 @@ class Rig:
             HALLCLOCK + ["log", "--port", self.proxy.path, "--out", self.out,
                          "--exit-on-end", "--plain"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        if wait:  # until it has the port open
-            _wait(lambda: self.proxy.attached or self.logger.poll() is not None)
+        if wait:
+            wait_for(lambda: self.proxy.attached or self.logger.poll() is not None,
+                     "the logger to open its port")
         return self.logger
 
     def wait_logger(self, timeout=40):
@@ -124,6 +127,9 @@ class Rig:
             self.logger.kill()
             self.logger.wait()
         self.proxy.close()
+        close = getattr(self.runner, "close", None)
+        if close is not None:  # the MicroPython VM's process
+            close()
 
     def check(self, reference):
         """The logger exits 0 by --exit-on-end with the reference log; the
@@ -181,8 +187,7 @@ def test_noisy_line_delays_drops_flips_duplicates(rig, reference):
 
 def test_line_cut_for_seconds(rig, reference):
     r = rig()
-    r.start_logger()
-    time.sleep(0.5)  # the logger is up
+    r.start_logger()  # returns once the logger has its port open
     r.proxy.cut(2.5)
     r.start_device()  # the whole game is played while the line is dead
     r.check(reference)
@@ -194,9 +199,10 @@ def test_port_vanishes_and_comes_back(rig, reference):
     r.start_logger()
     r.proxy.cut_after(6)  # a few events through, then the line is held ...
     r.start_device()
-    _wait(lambda: r.proxy.is_cut() and len(read_records(r.out)) >= 2)
+    wait_for(lambda: r.proxy.is_cut() and len(read_records(r.out)) >= 2,
+             "the line held with two records logged")
     r.proxy.unplug(2.0)  # ... and the port disappears for two seconds
-    time.sleep(0.3)
+    wait_for(lambda: not os.path.exists(r.proxy.path), "the port to vanish")
     r.proxy.uncut()
     r.check(reference)
     assert r.proxy.stats["unplugs"] == 1
@@ -206,7 +212,10 @@ def test_port_vanishes_and_comes_back(rig, reference):
 def test_logger_starts_late(rig, reference):
     r = rig()
     r.start_device()
-    time.sleep(2.0)  # the device has played the whole script into the void
+    # the device plays into the void, at a board's pace while its events wait
+    # unacknowledged: its hello, its first events, and a resend of them
+    wait_for(lambda: r.runner.last_seq() >= 2 and r.proxy.stats["lines_from_device"] >= 6,
+             "the device to send and resend its first events with no host")
     assert not os.path.exists(r.out)
     r.start_logger()
     r.check(reference)
@@ -217,8 +226,8 @@ def test_logger_killed_mid_session_and_restarted(rig, reference):
     r.proxy.cut_after(8)  # let a few events through, then hold the line
     r.start_logger()
     r.start_device()
-    _wait(lambda: r.proxy.is_cut() and len(read_records(r.out)) >= 2)
-    time.sleep(0.2)
+    wait_for(lambda: r.proxy.is_cut() and len(read_records(r.out)) >= 2,
+             "the line held with two records logged")
     r.logger.send_signal(signal.SIGKILL)
     r.logger.wait()
     before = r.records()
@@ -236,21 +245,12 @@ def test_logger_killed_twice_on_a_noisy_line(rig, reference):
     r.start_device()
     for lines in (5, 12):
         r.proxy.cut_after(lines)
-        _wait(lambda: r.proxy.is_cut())
-        time.sleep(0.2)
+        wait_for(r.proxy.is_cut, f"the line held after {lines} lines")
         r.logger.send_signal(signal.SIGKILL)
         r.logger.wait()
         r.proxy.uncut()
         r.start_logger()
     r.check(reference)
-
-
-def _wait(cond, timeout=20.0):
-    end = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > end:
-            raise AssertionError("timed out waiting for the rig")
-        time.sleep(0.01)
 
 
 # -- the device's side of the contract -----------------------------------------
@@ -290,7 +290,7 @@ def test_device_and_logger_commands_end_to_end(tmp_path, reference):
         log = subprocess.Popen(HALLCLOCK + ["log", "--port", proxy.path, "--out", str(out),
                                             "--exit-on-end", "--plain"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        _wait(lambda: proxy.attached)
+        wait_for(lambda: proxy.attached, "the logger to open its port")
         dev = subprocess.run(HALLCLOCK + ["device", "--script", str(script), "--port",
                                           proxy.device_path, "--session", SID],
                              capture_output=True, text=True, timeout=60)

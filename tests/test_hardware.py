@@ -303,6 +303,11 @@ def test_flash_checks_a_good_image_then_goes_for_the_port(images, tmp_path):
 DEVICE_ONLY = {  # modules the board runs that the virtual device does not
     "hallclock_fw.hw.board", "hallclock_fw.hw.esp32", "hallclock_fw.hw.tm1637",
     "hallclock_fw.hw.device", "hallclock_fw.hw.selftest", "hallclock_fw.hw.config", "main",
+    "hallclock_fw.hw.wifi",  # the Wi-Fi side (network.WLAN): only on the board
+    "hallclock_fw.names",  # the clock-name grammar: hw/config at boot
+    # the hall network's link: the virtual device runs them with --broker
+    # (tests/test_mqtt_*.py), not on the serial line this test uses
+    "hallclock_fw.mqtt", "hallclock_fw.netlink",
 }
 
 
@@ -327,6 +332,8 @@ def sources():
         for n in names:
             if n.endswith(".py"):
                 out.add(os.path.relpath(os.path.join(dirpath, n), fw))
+    # the frozen-module manifest is for a MicroPython build, not for the board
+    out.discard("manifest.py")
     return out
 
 

@@ -1,5 +1,6 @@
-"""The firmware on real MicroPython (the webassembly port on node):
-identical logs on both interpreters for every mode, an allocation-free
+"""The firmware on real MicroPython (the webassembly port on node, and the
+unix port as its own process with a board-sized heap): identical logs on
+every interpreter for every mode, an allocation-free
 steady-state tick, the heap budget, and `make deploy` onto a virtual board."""
 import os
 import pathlib
@@ -40,7 +41,7 @@ def test_same_log_on_cpython_and_micropython(tmp_path, mode, script, extra):
     else:
         path = SAMPLES / script
     logs = {}
-    for interp in ("cpython", "micropython"):
+    for interp in ("cpython", "micropython", "micropython-unix"):
         out = tmp_path / f"{interp}.jsonl"
         res = run_cli("simulate", "--script", str(path), "--out", str(out), "--mode", mode,
                       "--interpreter", interp, *extra)
@@ -49,6 +50,7 @@ def test_same_log_on_cpython_and_micropython(tmp_path, mode, script, extra):
     assert len(logs["cpython"]) > 5
     assert logs["cpython"][-1]["event"] == "end"
     assert logs["micropython"] == logs["cpython"]
+    assert logs["micropython-unix"] == logs["cpython"]
 
 
 @pytest.mark.parametrize("start", [0, (1 << 30) - 30000])
@@ -68,10 +70,13 @@ def test_heap_lock_check_catches_an_allocating_tick():
     assert res["failed_at"] == 0  # the very first pass allocated
 
 
-# The issue's goal is 32 KiB; the firmware is at about 42 KiB (docs/benchmarks.md
+# The issue's goal is 32 KiB; the firmware is at about 47 KiB (docs/benchmarks.md
 # explains where it goes and what would meet the goal).  This bound stops it
 # from growing unnoticed; `make bench` reports the figure against the goal.
-HEAP_BUDGET = 46 * 1024
+# 46 -> 47 KiB: the cores' snapshot/restore, the host's settings and round
+# frames, the ordered command queue and the strict integer grammar (+3.2 KB,
+# after moving the host-only settings JSON out of the firmware).
+HEAP_BUDGET = 47 * 1024
 
 
 def test_firmware_heap_after_importing_every_module():

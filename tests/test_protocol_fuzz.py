@@ -136,7 +136,7 @@ def test_device_link_feed_never_crashes_nor_takes_a_bad_frame(chunks):
             part = chunk[j:j + 64]
             dev.chunk[:len(part)] = part
             dev._feed(len(part), 100)
-            while dev.next_command() != -1:  # a command was taken: only from a sound frame
+            while dev.next_command() is not None:  # a command was taken: only from a sound frame
                 assert any(chunk.find(v) >= 0 for v in VALID if v[:1] in b"CSKN")
     assert 0 <= dev.acked <= dev.seq
     assert dev.rxn <= protocol.MAX_LINE

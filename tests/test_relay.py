@@ -7,6 +7,7 @@ import os
 import pytest
 
 from conftest import read_log, run_cli
+from faultproxy import wait_for
 
 from hallclock import relay as hall_mod
 from hallclock.vdev.runner import RUNNING, Runner
@@ -287,6 +288,22 @@ def test_hall_bad_ports_exit_2(tmp_path):
     assert res.returncode == 2 and "given twice" in res.stderr
 
 
+def _opened(pid):
+    """The device paths a process has open (Linux /proc)."""
+    seen = set()
+    folder = f"/proc/{pid}/fd"
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return seen
+    for n in names:
+        try:
+            seen.add(os.readlink(os.path.join(folder, n)))
+        except OSError:
+            pass
+    return seen
+
+
 def test_hall_command_on_ports(tmp_path, script):
     """``hallclock hall`` as a user runs it, on ptys with virtual clocks behind."""
     import subprocess
@@ -313,7 +330,9 @@ def test_hall_command_on_ports(tmp_path, script):
             args += ["--table-port", p]
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True)
-        time.sleep(0.3)  # the host opens its ports
+        wait_for(lambda: proc.poll() is not None or _opened(proc.pid) >= set(paths),
+                 "the host to open its four ports")
+        assert proc.poll() is None, proc.communicate()[1]
         t0 = time.monotonic()
         for i, (clock, sid, text) in enumerate(specs):
             runner = make_runner("scrabble", parse("scrabble", []),

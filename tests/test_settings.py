@@ -1,5 +1,6 @@
 import pytest
 
+from hallclock import catalog
 from hallclock_fw import settings
 
 
@@ -18,7 +19,7 @@ def test_text_form_round_trips():
     text = settings.format_text("scrabble", v)
     assert text == "move_s=90;warn_s=30,10;round_min=40;round_warn_min=10"
     assert settings.parse_text("scrabble", text) == v
-    assert settings.to_json("scrabble", v)["warn_s"] == [30, 10]
+    assert catalog.settings_json("scrabble", v)["warn_s"] == [30, 10]
 
 
 @pytest.mark.parametrize("mode, pairs, words", [

@@ -15,14 +15,17 @@ from micropython import const
 from . import VERSION, protocol, settings as settings_mod
 from .core.timing import earliest, ticks_add, ticks_diff
 from .display import next_change
-from .events import (
-    BTN_A, BTN_B, EV_BOOT, EV_END, EV_REFUSED, EV_ROUND, EV_SETTINGS, LONG, NULL,
-    REASON_BAD_SETTINGS, REASON_GAME_RUNNING, REASON_ROUND_STARTED, REFUSED_ROUND,
-    REFUSED_SETTINGS)
+from .events import BTN_A, BTN_B, EV_BOOT, EV_END, EV_REFUSED, EV_ROUND, EV_SETTINGS, NULL
 from .link import DeviceLink
-from .modes import make_core, settings_view
+from .modes import make_core
 
 _MAX_SLEEP = const(1000)  # wake at least this often (link resends, watchdogs)
+# a refused event's "what" and "reason" (hallclock.catalog.REFUSED_WHAT, REFUSED_REASONS)
+_REFUSED_SETTINGS = const(2)
+_REFUSED_ROUND = const(3)
+_REASON_GAME_RUNNING = const(1)
+_REASON_BAD_SETTINGS = const(2)
+_REASON_ROUND_STARTED = const(3)
 
 
 class App:
@@ -36,8 +39,7 @@ class App:
                                settings_mod.format_text(mode, settings), VERSION, now)
         self.ended = False
         self.events = 0
-        self.view = None  # (ms, ms) on the displays while new settings wait for a press
-        self.round_no = NULL  # the round a core without round gongs was told of
+        self.view = False  # new settings wait for a player's press (ČAS 3.2)
         self._event(EV_BOOT, now, 0, 0, 0, 0)
 
     def _event(self, code, now, v0, v1, v2, v3):
@@ -50,11 +52,9 @@ class App:
         """A button event (code, or code | LONG) reaches the core."""
         if self.ended:
             return
-        if self.view is not None and (code == BTN_A or code == BTN_B):
-            self.view = None  # ČAS 3.2: a player has seen the new settings
-            return
-        if self.view is not None and code & LONG and (code & ~LONG) <= BTN_B:
-            return  # the long press that follows the press that closed the view
+        if self.view and (code == BTN_A or code == BTN_B):
+            self.view = False  # ČAS 3.2: a player has seen the new settings
+            return  # (a long press that follows does nothing in any mode)
         self.core.button(code, now)
 
     def step(self, now):
@@ -80,20 +80,11 @@ class App:
         while cmd is not None:
             if isinstance(cmd, int):
                 self.press(cmd, now)
-            elif cmd[0] == "S":
-                self.restore(cmd, now)
-            elif cmd[0] == "K":
-                self.configure(cmd, now)
-            else:  # N (checked: two integers >= 0)
-                self.join_round(protocol.to_int(cmd[1]), protocol.to_int(cmd[2]), now)
+            else:
+                self.host_frame(cmd, now)
             cmd = link.next_command()
 
     def refresh(self, now):
-        view = self.view
-        if view is not None:
-            self.panel.show(0, view[0])
-            self.panel.show(1, view[1])
-            return
         self.core.refresh(self.panel, now)
 
     def next_wake(self, now):
@@ -127,54 +118,58 @@ class App:
         self._event(EV_SETTINGS, now, 0, 0, 0, 0)
         if rnd is not None and rnd.started and self.core.round is not None:
             elapsed = rnd.elapsed_ms(now)
-            self.core.join_round(rnd.number, elapsed if elapsed > 0 else 1, now)
+            # (the new core has no move yet)
+            self.core.round.join(now, rnd.number, elapsed if elapsed > 0 else 1, NULL)
 
-    def configure(self, tokens, now):
-        """``K <mode> <settings>``: taken only while no game runs (no move
-        has started, the game is over, or the session has ended); the new
-        settings stay on the displays until a player presses (ČAS 3.2)."""
+    def host_frame(self, tokens, now):
+        """A checked ``S``, ``K`` or ``N`` frame from the host; returns whether
+        it was taken.
+
+        ``K <mode> <settings>``: taken only while no game runs (no move has
+        started, the game is over, or the session has ended); the new settings
+        stay on the displays until a player presses (ČAS 3.2).
+
+        ``N <round> <elapsed_ms>``: the round's start, now (0) or in the past.
+
+        ``S <mode> <settings> <v0> ... <vn>``: resume a game after a power
+        loss from the old session's snapshot, only on a fresh core (see
+        modes.py); settings other than the clock's own are taken first (and
+        logged as ``settings``)."""
+        kind = tokens[0]
+        core = self.core
+        if kind == "N":
+            number = protocol.to_int(tokens[1])
+            elapsed = protocol.to_int(tokens[2])
+            rnd = core.round
+            if rnd is None and not self.ended:  # no round gongs in this mode: only logged
+                self._event(EV_ROUND, now, number, elapsed, 0, 0)
+                return True
+            if self.ended or rnd is None or \
+                    not rnd.join(now, number, elapsed, core.move if core.move else NULL):
+                self._event(EV_REFUSED, now, NULL, _REFUSED_ROUND, _REASON_ROUND_STARTED, 0)
+                return False
+            return True
         try:
             mode = tokens[1]
             values = settings_mod.parse_text(mode, tokens[2])
+            ints = [protocol.to_int(t) for t in tokens[3:]]
         except ValueError:
-            self._event(EV_REFUSED, now, NULL, REFUSED_SETTINGS, REASON_BAD_SETTINGS, 0)
+            if kind == "K":
+                self._event(EV_REFUSED, now, NULL, _REFUSED_SETTINGS, _REASON_BAD_SETTINGS, 0)
             return False
-        if not (self.ended or self.core.fresh() or self.core.over()):
-            self._event(EV_REFUSED, now, NULL, REFUSED_SETTINGS, REASON_GAME_RUNNING, 0)
+        if kind == "S":
+            if self.ended or not core.fresh():
+                return False
+            if mode != self.mode or values != self.settings:
+                self._take_settings(mode, values, now)
+            return self.core.restore(ints, now)
+        if not (self.ended or core.fresh() or core.over()):
+            self._event(EV_REFUSED, now, NULL, _REFUSED_SETTINGS, _REASON_GAME_RUNNING, 0)
             return False
         self.ended = False  # after ``end`` a new game begins in this session
         self._take_settings(mode, values, now)
-        self.view = settings_view(mode, values)
+        self.view = True
         return True
-
-    def join_round(self, number, elapsed_ms, now):
-        """``N <round> <elapsed_ms>``: the round's start, now (0) or in the past."""
-        core = self.core
-        if core.round is None and not self.ended and self.round_no == NULL:
-            self.round_no = number  # no round gongs in this mode: only logged
-            self._event(EV_ROUND, now, number, elapsed_ms, 0, 0)
-            return True
-        if self.ended or core.round is None or not core.join_round(number, elapsed_ms, now):
-            self._event(EV_REFUSED, now, NULL, REFUSED_ROUND, REASON_ROUND_STARTED, 0)
-            return False
-        return True
-
-    def restore(self, tokens, now):
-        """``S <mode> <settings> <v0> ... <vn>``: resume a game after a power
-        loss from the old session's snapshot.  Only on a fresh core (see
-        modes.py); settings other than the clock's own are taken first (and
-        logged as ``settings``).  Returns whether the core took it."""
-        if tokens is None or self.ended or not self.core.fresh():
-            return False
-        try:
-            mode = tokens[1]
-            values = settings_mod.parse_text(mode, tokens[2])
-            ints = tuple(protocol.to_int(t) for t in tokens[3:])
-        except ValueError:
-            return False
-        if mode != self.mode or values != self.settings:
-            self._take_settings(mode, values, now)
-        return self.core.restore(ints, now)
 
     def idle(self):
         """True when the session has ended and the host has every event."""

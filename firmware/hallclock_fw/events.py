@@ -44,12 +44,8 @@ GONG_MANUAL = const(3)
 
 # what a refused request was (EV_REFUSED "what")
 REFUSED_BREAK = const(1)
-REFUSED_SETTINGS = const(2)
-REFUSED_ROUND = const(3)
-# why (EV_REFUSED "reason"; 0: no reason given, as for a break)
-REASON_GAME_RUNNING = const(1)
-REASON_BAD_SETTINGS = const(2)
-REASON_ROUND_STARTED = const(3)
+# 2 settings, 3 round, and the reasons (the third value): app.py's _REFUSED_*
+# and _REASON_*, named by hallclock.catalog.REFUSED_WHAT and REFUSED_REASONS
 
 
 # Inputs: button codes as the app hands them to a core.  A long press arrives

@@ -55,6 +55,7 @@ class DeviceLink:
         self.q = [None] * _QUEUE
         self.q_head = 0  # next entry to hand out
         self.q_len = 0
+        self.maintenance = False  # the host asked for the console (M frame)
 
     # -- events ------------------------------------------------------------
     def emit(self, t_ms, code, v0, v1, v2, v3):
@@ -216,5 +217,7 @@ class DeviceLink:
                 self.bad += 1
         elif kind == "S" or kind == "K" or kind == "N":
             self._queue(tokens)
+        elif kind == "M":
+            self.maintenance = True  # the loop hands the console back (hw/device.py)
         else:
             self.bad += 1  # a device frame echoed back, or one not meant for us

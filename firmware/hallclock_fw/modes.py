@@ -17,9 +17,8 @@ The interface every core has (``core.scrabble.ScrabbleClock`` is the model):
   ``fresh()``, so a repeated or late ``S`` changes nothing; True when taken.
 - ``round``: the core's ``core.round.Round`` (the hall's round gongs), or
   None in a mode without them (the app then only logs the host's round).
-  A core with a round has ``join_round(number, elapsed_ms, now) -> bool``:
-  the host's round frame ``N`` (round ``number`` started ``elapsed_ms`` ago;
-  logs ``round``; False if this clock's round has started already).
+  The app hands the host's round frame ``N`` to ``round.join``, with the
+  move in progress (every core has ``move``: 0 before the first move).
 """
 
 
@@ -34,17 +33,3 @@ def make_core(mode, settings, emit):
         from .core.backgammon import BackgammonClock
         return BackgammonClock(settings, emit)
     raise ValueError("unknown mode %r" % mode)
-
-
-def settings_view(mode, settings):
-    """What the two displays show (ms) while new settings wait for the
-    players to check them (ČAS 3.2): the move limit and the round's basic time
-    (Scrabble), the move's countdown and its first announcement (duplicate),
-    the bank and the delay (backgammon)."""
-    if mode == "scrabble":
-        return settings["move_s"] * 1000, settings["round_min"] * 60000
-    if mode == "duplicate":
-        ann = settings["announce_s"]
-        return settings["move_s"] * 1000, (ann[0] if ann else 0) * 1000
-    from .settings import bank_ms
-    return bank_ms(settings), settings["delay_s"] * 1000

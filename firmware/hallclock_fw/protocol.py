@@ -30,6 +30,9 @@ Host -> device:
                       take these settings (only while no game runs)
     N <round> <elapsed_ms>
                       round <round> started <elapsed_ms> ago (0: now, the START)
+    M                 maintenance: hand the console back (the clock stops
+                      its loop, turns Ctrl-C back on, and leaves the REPL to
+                      mpremote; docs/protocol.md "Maintenance")
 
 Integers are ``-?[0-9]{1,10}`` (ASCII only) and within +-2147483647:
 ``to_int`` is the one parser of that grammar, on every interpreter.
@@ -60,23 +63,19 @@ def to_int(text):
     Raises ValueError otherwise.  The same on CPython and MicroPython (whose
     ``int()`` disagree on ``+4``, ``0_0``, `` 4`` and non-ASCII digits)."""
     n = len(text)
-    i = 0
-    neg = False
-    if n and text[0] == "-":
-        neg = True
-        i = 1
+    i = 1 if n and text[0] == "-" else 0
     if n - i < 1 or n - i > _MAX_DIGITS:
-        raise ValueError("not an integer")
+        raise ValueError
     value = 0
     while i < n:
         d = ord(text[i]) - 48
         if d < 0 or d > 9:
-            raise ValueError("not an integer")
+            raise ValueError
         value = value * 10 + d
         i += 1
     if value > _INT_MAX:
-        raise ValueError("integer out of range")
-    return -value if neg else value
+        raise ValueError
+    return -value if text[0] == "-" else value
 
 
 def frame(body):
@@ -115,8 +114,8 @@ def unframe(line):
 
 
 # -- device -> host ------------------------------------------------------
-def hello(sid, clock, mode, version, proto=PROTO):
-    return frame(("H %s %s %s %s %s" % (sid, clock, mode, version, proto)).encode())
+def hello(sid, clock, mode, version):
+    return frame(("H %s %s %s %s " % (sid, clock, mode, version) + PROTO).encode())
 
 
 def event(sid, seq, t_ms, code, v0, v1, v2, v3, text=None):
@@ -167,11 +166,16 @@ def round_start(number, elapsed_ms):
     return frame(("N %d %d" % (number, elapsed_ms)).encode())
 
 
+def maintenance():
+    return frame(b"M")
+
+
 # -- checking and decoding -------------------------------------------------
 # H: 6 tokens in this grammar; 5 (a first-version clock without <proto>) and up to
 # 8 are still read, so the host can name the version it does not know and refuse it.
 _ARITY = {"H": (5, 8), "G": (3, 3), "E": (9, 10), "A": (3, 3), "R": (3, 3), "W": (1, 1),
-          "C": (3, 3), "S": (4, 3 + MAX_VALUES), "K": (3, 3), "N": (3, 3)}
+          "C": (3, 3), "S": (4, 3 + MAX_VALUES), "K": (3, 3), "N": (3, 3),
+          "M": (1, 1)}
 
 
 def check(tokens):

@@ -2,8 +2,12 @@
 
 The host validates ``--set KEY=VALUE`` with this module (bad values exit 2
 before anything runs), and the device reads its configuration with it.  The
-canonical text form ``key=value;key=value`` travels in the boot frame.
+canonical text form ``key=value;key=value`` travels in the boot frame and the
+settings frame.  Whole numbers follow the protocol's one grammar
+(``protocol.to_int``: an optional ``-`` and ASCII digits, nothing else, no
+spaces), the same on every interpreter.
 """
+from .protocol import to_int
 
 MODES = ("scrabble", "duplicate", "backgammon")
 DELAY_KINDS = ("simple", "bronstein", "fischer")
@@ -37,20 +41,17 @@ class SettingsError(ValueError):
 
 
 def _int(key, text):
-    text = text.strip()
-    neg = text.startswith("-")
-    digits = text[1:] if neg else text
-    if not digits or not digits.isdigit():
+    try:
+        return to_int(text)
+    except ValueError:
         raise SettingsError("%s: %r is not a whole number" % (key, text))
-    value = int(digits)
-    return -value if neg else value
 
 
 def _parse_value(key, kind, text):
     if kind == "i":
         return _int(key, text)
     if kind == "l":
-        if not text.strip():
+        if not text:
             return ()
         return tuple(_int(key, part) for part in text.split(","))
     if kind == "score":
@@ -66,7 +67,8 @@ def _parse_value(key, kind, text):
     raise SettingsError("%s: unknown kind %s" % (key, kind))
 
 
-def _format_value(kind, value):
+def format_value(kind, value):
+    """One value in the canonical text form (a list 30,20,10; a score 3-5)."""
     if kind == "l":
         return ",".join(str(v) for v in value)
     if kind == "score":
@@ -95,7 +97,6 @@ def parse(mode, pairs):
         if "=" not in pair:
             raise SettingsError("%r is not KEY=VALUE" % pair)
         key, text = pair.split("=", 1)
-        key = key.strip()
         kind = None
         for name, k, _d in spec:
             if name == key:
@@ -103,7 +104,7 @@ def parse(mode, pairs):
         if kind is None:
             raise SettingsError("%s is not a setting of mode %s (settings: %s)" % (
                 key, mode, ", ".join(s[0] for s in spec)))
-        values[key] = _parse_value(key, kind, text.strip())
+        values[key] = _parse_value(key, kind, text)
     validate(mode, values)
     return values
 
@@ -118,23 +119,8 @@ def format_text(mode, values):
     out = []
     for key, kind, _d in _spec(mode):
         if values.get(key) is not None:
-            out.append(key + "=" + _format_value(kind, values[key]))
+            out.append(key + "=" + format_value(kind, values[key]))
     return ";".join(out)
-
-
-def to_json(mode, values):
-    """Settings as a JSON-ready object (lists for lists, "A-B" for a score)."""
-    obj = {}
-    for key, kind, _d in _spec(mode):
-        value = values.get(key)
-        if value is None:
-            continue
-        if kind == "l":
-            value = list(value)
-        elif kind == "score":
-            value = _format_value(kind, value)
-        obj[key] = value
-    return obj
 
 
 def bank_ms(values):

@@ -47,6 +47,24 @@ REFUSED_WHAT = ("", "break", "settings", "round")
 REFUSED_REASONS = ("", "game_running", "bad_settings", "round_started")
 
 
+def settings_json(mode, values):
+    """Settings as the log's JSON object (docs/protocol.md: whole numbers as
+    integers, lists always as lists, a score as "A-B", the delay kind as its
+    name; unset settings left out).  Host side: the clock never writes JSON."""
+    from hallclock_fw.settings import SPEC, format_value
+    obj = {}
+    for key, kind, _d in SPEC[mode]:
+        value = values.get(key)
+        if value is None:
+            continue
+        if kind == "l":
+            value = list(value)
+        elif kind == "score":
+            value = format_value(kind, value)
+        obj[key] = value
+    return obj
+
+
 def code_of(name):
     """First code whose log name is ``name``, or -1."""
     for code in range(len(EVENTS)):

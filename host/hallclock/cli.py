@@ -8,7 +8,7 @@ import pkgutil
 import sys
 
 from . import __version__, commands
-from .errors import BadInput, HallclockError
+from .errors import BadInput, HallclockError, one_line
 
 
 class _Parser(argparse.ArgumentParser):
@@ -31,7 +31,7 @@ def main(argv=None):
         args = build_parser().parse_args(argv)
         return args.func(args)
     except HallclockError as exc:
-        print(f"hallclock: {exc}", file=sys.stderr)
+        print(f"hallclock: {one_line(exc)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("hallclock: interrupted", file=sys.stderr)

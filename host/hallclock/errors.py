@@ -17,3 +17,9 @@ class LinkError(HallclockError):
     """The serial link failed in a way retries could not mend."""
 
     exit_code = 1
+
+
+def one_line(text):
+    """A message as one printable line: control characters (a newline in a
+    file name, an escape sequence in a clock's name) shown escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))

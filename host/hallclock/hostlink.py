@@ -29,6 +29,7 @@ class Session:
         self.restore = None  # the S frame to send (bytes) until the clock takes it
         self.restore_next = 0.0
         self.restore_tries = 0
+        self.round = None  # the round this session's game belongs to (tag_round)
 
 
 def restore_for(records, wall=None, restored=None, say=None):
@@ -65,6 +66,17 @@ def restore_for(records, wall=None, restored=None, say=None):
     if values is None:
         return None
     return (model.mode, settings_mod.format_text(model.mode, model.settings), list(values))
+
+
+# -- running a round: the round tag ------------------------------------------
+def tag_round(session, record):
+    """From a session's ``round`` event on (the clock took the round number
+    from the host), every record of that game carries ``round``.  A new
+    session (a reboot) is a new game: untagged until it learns the round."""
+    if record.get("event") == "round" and isinstance(record.get("round"), int):
+        session.round = record["round"]
+    if session.round is not None:
+        record["round"] = session.round
 
 
 class HostLink:
@@ -167,6 +179,7 @@ class HostLink:
                 s = Session(sid, clock, mode)
                 s.expected = self.writer.last_seq(clock, sid) + 1
                 s.ended = self.writer.has_end(clock, sid)
+                s.round = self.writer.rounds.get((clock, sid))
                 self.sessions[sid] = s
                 self._new_session(s)
             self.current = s
@@ -256,11 +269,12 @@ class HostLink:
             mode, _, stext = (text or "").partition(":")
             record["mode"] = mode
             try:
-                record["settings"] = settings_mod.to_json(
+                record["settings"] = catalog.settings_json(
                     mode, settings_mod.parse_text(mode, stext))
             except ValueError:
                 record["settings"] = {"raw": stext}
         record.update(values)
+        tag_round(s, record)
         record["session"] = s.sid
         record["host_time"] = host_time()
         self.writer.add(record)

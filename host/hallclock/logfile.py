@@ -23,22 +23,148 @@ def host_time():
     return _last_time[1]
 
 
+# What a record's fields may hold (docs/contract.md): the report, the resume
+# index and the views do arithmetic on them, so a line whose fields have other
+# types is not a record (it is skipped and counted, never a traceback).
+# Device times are ticks_diff values: -2**29 .. 2**29-1 ms.
+T_MIN, T_MAX = -(1 << 29), (1 << 29) - 1
+RECORD_START = b'{"clock": '  # how every record LogWriter writes begins
+MAX_LOG_LINE = 1 << 16  # a record is a few hundred bytes; longer lines are not records
+_INT_FIELDS = ("move", "limit_ms", "bank_ms", "used_ms", "break_ms", "left_s", "number",
+               "last_seq", "round")
+
+
+# The fields an event cannot be read without (docs/contract.md); events not
+# named here (extensions, newer events) need only the common fields.
+REQUIRED = {
+    "boot": ("mode",), "gong": ("kind",), "turn": ("player", "move"),
+    "press": ("player", "move", "used_ms"), "warn": ("move", "left_s"), "expired": ("move",),
+    "announce": ("move", "left_s"), "dup_start": ("move", "limit_ms"), "dup_end": ("move",),
+    "playout": ("step",), "break": ("player", "number"), "break_end": ("player", "number"),
+    "gap": ("missing",),
+}
+
+
+def _is_int(v, lo=T_MIN, hi=T_MAX):
+    return type(v) is int and lo <= v <= hi
+
+
+def record_error(rec):
+    """None if ``rec`` (parsed JSON) is a log record, else what is wrong."""
+    if not isinstance(rec, dict):
+        return "not a JSON object"
+    if not isinstance(rec.get("clock"), str) or not rec["clock"]:
+        return "no clock name"
+    if not isinstance(rec.get("event"), str):
+        return "no event name"
+    if not _is_int(rec.get("seq"), 0, 1 << 53):
+        return "seq is not a whole number"
+    if not _is_int(rec.get("t_ms")):
+        return "t_ms is not a whole number of ms within the clock's range"
+    if "session" in rec and not isinstance(rec["session"], (str, int)) or \
+            isinstance(rec.get("session"), bool):
+        return "session is not a string"
+    if "host_time" in rec and not isinstance(rec["host_time"], str):
+        return "host_time is not a string"
+    for key in _INT_FIELDS:
+        if rec.get(key) is not None and not _is_int(rec[key]):
+            return f"{key} is not a whole number within the clock's range"
+    if rec.get("player") not in (None, "A", "B"):
+        return "player is not A, B or null"
+    for key in ("kind", "step", "what", "mode"):
+        if rec.get(key) is not None and not isinstance(rec[key], (str, int)):
+            return f"{key} is not a name"
+    if "settings" in rec and not isinstance(rec["settings"], dict):
+        return "settings is not an object"
+    for key in REQUIRED.get(rec["event"], ()):
+        if rec.get(key) is None:
+            return f"a {rec['event']} without its {key}"
+    missing = rec.get("missing")
+    if missing is not None and not (isinstance(missing, list) and len(missing) == 2
+                                    and all(_is_int(v, 0, 1 << 53) for v in missing)):
+        return "missing is not [first, last]"
+    return None
+
+
+def parse_line(raw):
+    """(record, None) or (None, why) for one line of a log (bytes)."""
+    if len(raw) > MAX_LOG_LINE:
+        return None, f"a line of {len(raw)} bytes"
+    try:
+        rec = json.loads(raw)
+    except RecursionError:
+        return None, "nested too deep"
+    except ValueError:  # JSONDecodeError, and UnicodeDecodeError for bytes not UTF-8
+        return None, "not JSON"
+    why = record_error(rec)
+    return (None, why) if why else (rec, None)
+
+
+def scan(path):
+    """(records, skipped) of a log: every whole record, and [(line number,
+    why)] of the lines that are not records (a torn last line from a crash
+    among them).  OSError is the caller's."""
+    records = []
+    skipped = []
+    with open(path, "rb") as f:
+        data = f.read()
+    for lineno, raw in enumerate(data.split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        rec, why = parse_line(raw)
+        if rec is None:
+            skipped.append((lineno, why))
+        else:
+            records.append(rec)
+    return records, skipped
+
+
 def read_records(path):
     """Every whole record of a log (a torn last line from a crash is skipped)."""
-    records = []
+    try:
+        return scan(path)[0]
+    except FileNotFoundError:
+        return []
+
+
+def looks_like_log(path):
+    """True if ``path`` is a file whose first line is a hallclock log record."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(MAX_LOG_LINE + 1)
+    except OSError:
+        return False
+    return parse_line(first.strip())[0] is not None
+
+
+def check_appendable(path):
+    """A log may only be appended to if it is empty or a hallclock log whose
+    every whole line is a record (a torn last line, cut off on resume, aside).
+    Raises BadInput naming the file and the first line that is not a record."""
     try:
         with open(path, "rb") as f:
             data = f.read()
     except FileNotFoundError:
-        return records
-    for raw in data.split(b"\n"):
+        return
+    except IsADirectoryError:
+        raise BadInput(f"{path}: is a folder; give the log's file name") from None
+    except OSError as exc:
+        raise BadInput(f"{path}: cannot read the log to resume it ({exc.strerror})") from None
+    lines = data.split(b"\n")
+    torn = lines.pop()  # b"" when the file ends with a newline
+    if torn.strip() and not torn.startswith(RECORD_START):
+        raise BadInput(f"{path}: not a hallclock log (line {len(lines) + 1} is not a log "
+                       "record); the logger only appends to its own logs, so give a new "
+                       "--out file")
+    # a last line that starts as our records do and was cut short by a crash
+    # is cut off on resume (its event is resent)
+    for lineno, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
-        try:
-            records.append(json.loads(raw))
-        except ValueError:
-            continue  # a record cut short by a crash: its event is resent
-    return records
+        if parse_line(raw)[0] is None:
+            raise BadInput(f"{path}: not a hallclock log (line {lineno} is not a log record: "
+                           f"{parse_line(raw)[1]}); the logger only appends to its own logs, "
+                           "so give a new --out file")
 
 
 # one record -> one JSON line (keys in the record's order), as json.dumps would
@@ -56,9 +182,11 @@ class LogWriter:
         self.ended = set()  # (clock, session) closed: its end (or power_loss) is stored
         self.ends = set()  # (clock, session) whose end event is stored
         self.latest = {}  # clock -> the session of its newest record
+        self.rounds = {}  # (clock, session) -> the round its records carry
         self.pending = []  # JSON lines queued by add(), stored by flush()
         self.pending_records = []  # their records, in the same order
         self.flushes = 0  # how many write+fsync batches have been stored
+        check_appendable(self.path)
         try:
             records = read_records(self.path)
         except OSError as exc:
@@ -80,6 +208,8 @@ class LogWriter:
         if rec.get("event") == "end":
             self.ends.add(key)
         self.latest[key[0]] = key[1]
+        if isinstance(rec.get("round"), int):
+            self.rounds[key] = rec["round"]  # a restarted logger goes on tagging
 
     def _repair_tail(self):
         """A crash mid-write can leave a last line without its newline; cut it

@@ -32,12 +32,12 @@ def _enough_fds(n_ports):
 
 
 class Logger:
-    def __init__(self, paths, out, retry_s=0.5, restore=False):
+    def __init__(self, paths, out, retry_s=0.5, restore=False, reset=False):
         folder = os.path.dirname(os.path.abspath(out))
         if not os.path.isdir(folder):
             raise BadInput(f"{out}: the folder {folder} does not exist")
         self.writer = LogWriter(out)
-        self.ports = [Port(p, retry_s) for p in paths]
+        self.ports = [Port(p, retry_s, reset=reset) for p in paths]  # reset: --reset
         self.links = []
         for port in self.ports:
             self.links.append(HostLink(self.writer, port.write, port.path, restore=restore))

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from hallclock_fw import protocol
 
-from .mpvm import VMProcess
+from .errors import HallclockError
+from .mpvm import MPVMError, MPVMSetupError, VMProcess
 from .mpvm.checks import build_mpy
 
 HOST = Path(__file__).resolve().parent
@@ -40,7 +41,9 @@ def firmware_mpy():
         tmp = out.parent / f"tmp-{os.getpid()}"
         result = build_mpy(FIRMWARE, tmp / "hallclock_fw")
         if not result.ok:
-            raise RuntimeError("the firmware does not compile:\n" + "\n".join(result.errors))
+            first = result.errors[0].strip().splitlines()[0] if result.errors else "?"
+            raise HallclockError(f"the firmware does not compile with mpy-cross: {first} "
+                                 "(fix it, or run 'make firmware' to see every error)")
         try:
             os.replace(tmp / "hallclock_fw", out)
         except OSError:
@@ -62,6 +65,21 @@ def device_files():
     return files
 
 
+def vm_error(exc):
+    """One line for the CLI's exit path: what failed, and the next step."""
+    first = str(exc).strip().splitlines()
+    why = first[0] if first else type(exc).__name__
+    if isinstance(exc, MPVMSetupError):
+        err = HallclockError(f"--interpreter micropython cannot start: {why}")
+    else:
+        last = first[-1] if first else why
+        err = HallclockError(f"the MicroPython VM (webassembly, on node) failed: {last}. "
+                             "Run again; if it repeats, compare with --interpreter cpython "
+                             "or micropython-unix")
+    err.vm_exc = exc  # what the VM raised, for a caller (or a test) that looks closer
+    return err
+
+
 class MicroPythonRunner:
     """``Runner``'s interface (feed, take_output, step, advance, pending) for a
     Runner that lives inside the MicroPython VM."""
@@ -72,12 +90,16 @@ class MicroPythonRunner:
             "from hallclock.vdev.runner import Runner\n"
             f"runner = Runner({mode!r}, {dict(values)!r}, {list(actions)!r}, clock={clock!r}, "
             f"sid={sid!r}, start_ticks={start_ticks!r}, period={period!r}, seed={seed!r})\n")
-        self.vm = VMProcess(device_files(), init, obj_expr="runner")
+        try:
+            self.vm = VMProcess(device_files(), init, obj_expr="runner")
+        except MPVMError as exc:
+            raise vm_error(exc) from None
         self.out = bytearray()
         self.sent = 0  # highest event seq the device has sent
         self.acked = 0  # highest seq the host has acknowledged
         self._rx = bytearray()
         self._tx = bytearray()
+        self._paced = False  # the Runner in the VM has a pace cap set
 
     def _scan(self, buf, data, kind):
         buf.extend(data)
@@ -90,8 +112,14 @@ class MicroPythonRunner:
             if tokens is not None and tokens[0] == kind:
                 yield int(tokens[2])
 
+    def _vm(self, call, *args):
+        try:
+            return call(*args)
+        except MPVMError as exc:
+            raise vm_error(exc) from None
+
     def feed(self, data):
-        self.vm.feed(data)
+        self._vm(self.vm.feed, data)
         for seq in self._scan(self._rx, data, "A"):
             self.acked = max(self.acked, seq)
 
@@ -106,13 +134,19 @@ class MicroPythonRunner:
             self.sent = max(self.sent, seq)
 
     def step(self):
-        status, out = self.vm.step(BATCH)
+        status, out = self._vm(self.vm.step, BATCH)
         self._collect(out)
         return status
 
+    def pace(self, real_ms):
+        """``Runner.pace`` inside the VM (a round trip only while events wait)."""
+        if self._paced or self.pending():
+            self.vm.exec(f"runner.pace({int(real_ms)})")
+            self._paced = self.pending()
+
     def advance(self, ms):
-        self.vm.exec(f"runner.ms += {int(ms)}")
-        status, out = self.vm.step(1)
+        self._vm(self.vm.exec, f"runner.ms += {int(ms)}")
+        status, out = self._vm(self.vm.step, 1)
         self._collect(out)
         return status
 

@@ -13,6 +13,46 @@ from .errors import BadInput
 BAUD = 115200
 READ_MAX = 65536  # bytes taken from a port per read
 OUT_MAX = 4096  # bytes kept for a port that does not read (then frames are dropped)
+RESET_HOLD_S = 0.1  # --reset: EN held low this long (the DevKit's EN RC is ~10 ms)
+
+
+# -- the DevKit's reset lines (docs/hardware.md, "The reset lines") -------------
+# An ESP32 DevKit's auto-reset circuit: EN (reset) is low while RTS is asserted
+# and DTR is not; IO0 (boot mode) is low while DTR is asserted and RTS is not.
+# Both asserted or both released leave the board alone.  Linux raises both
+# lines together when a tty is opened and drops both together on close (HUPCL);
+# pyserial then sets DTR first, RTS second, at open.  So we open with DTR
+# asserted and RTS released (from both-raised: DTR unchanged, then RTS drops;
+# from both-released: DTR-only, which a running board ignores), then release
+# DTR: the lines rest released, as when nobody has the port, and a logger
+# that dies (the kernel drops both together) changes nothing either.  RTS is
+# never asserted without DTR, except in the deliberate EN pulse of --reset.
+
+def _set_line(ser, name, level):
+    """Set DTR or RTS; a port without modem lines (a pty, a socket) is fine."""
+    try:
+        setattr(ser, name, level)
+    except (OSError, serial.SerialException, ValueError):
+        pass
+
+
+def open_serial(path, reset=False):
+    """Open ``path`` without resetting the board; ``reset``: then one clean
+    EN pulse (RTS alone, DTR released so IO0 stays high: a normal boot)."""
+    ser = serial.Serial()
+    ser.port = path
+    ser.baudrate = BAUD
+    ser.timeout = 0
+    ser.write_timeout = 1
+    ser.dtr = True  # applied by open() first ...
+    ser.rts = False  # ... then this
+    ser.open()
+    _set_line(ser, "dtr", False)
+    if reset:
+        _set_line(ser, "rts", True)  # EN low: the board is held in reset
+        time.sleep(RESET_HOLD_S)
+        _set_line(ser, "rts", False)  # EN high with IO0 high: it boots the firmware
+    return ser
 
 
 def pty_pair():
@@ -29,9 +69,10 @@ class Port:
     """One serial port.  ``read()`` never raises for a vanished port: it goes
     into the ``lost`` state and tries to reopen it every ``retry_s``."""
 
-    def __init__(self, path, retry_s=0.5):
+    def __init__(self, path, retry_s=0.5, reset=False):
         self.path = path
         self.retry_s = retry_s
+        self.reset = reset  # --reset: an EN pulse on the first open only
         self.ser = None
         self.state = "closed"  # connected / lost
         self.next_try = 0.0
@@ -42,7 +83,7 @@ class Port:
     def open(self):
         """First open: a port that cannot be opened is bad input (exit 2)."""
         try:
-            self.ser = serial.Serial(self.path, BAUD, timeout=0, write_timeout=1)
+            self.ser = open_serial(self.path, reset=self.reset)
         except (serial.SerialException, OSError, ValueError) as exc:
             raise BadInput(f"cannot open serial port {self.path}: {exc}. "
                            "Check the cable and the port name ('hallclock ports' lists them)") from None
@@ -74,7 +115,7 @@ class Port:
             return
         self.next_try = now + self.retry_s
         try:
-            self.ser = serial.Serial(self.path, BAUD, timeout=0, write_timeout=1)
+            self.ser = open_serial(self.path)  # never a reset: the game goes on
             self.state = "connected"
             self.reconnects += 1
             self._changed()

@@ -249,9 +249,7 @@ class BackgammonClock:
         self.bank0 = left
         self.limit = left
         self.to_go = left
-        self.deadline = ticks_add(now, left)
-        self.state = _RUNNING
-        self._emit(EV_RESUME_BANK, now, player, move, left, 0)
+        self._press_while_paused(1 - player, now)  # runs again: logs ``resume``
         if flag or left == 0:
             self.state = _FLAG  # the flag as it fell (no second ``expired``)
             self.to_go = 0

@@ -101,14 +101,14 @@ class DuplicateTimer:
             self.state = _DONE
             self._emit(EV_RESUME, now, NULL, move, 0, 0)
             return True
-        self.deadline = ticks_add(now, left)
         ann = self.announce_ms
         i = 0
         while i < len(ann) and ann[i] >= left:
             i += 1
         self.next_ann = i
-        self.state = _RUNNING
-        self._emit(EV_RESUME, now, NULL, move, left, 0)
+        self.paused_left = left
+        self.state = _PAUSED
+        self.button(BTN_PAUSE, now)  # goes on as after a pause: logs ``resume``
         if paused:
             self.button(BTN_PAUSE, now)
         return True

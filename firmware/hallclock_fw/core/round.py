@@ -77,9 +77,11 @@ class Round:
         self.ten_due = self.warn_ms > 0 and elapsed < self.round_ms - self.warn_ms
         self.end_due = elapsed < self.round_ms
 
-    def join(self, now, number, elapsed_ms, move):
+    def join(self, now, number, elapsed_ms, move, step=NULL, last=0):
         """The host's round frame: round ``number`` started ``elapsed_ms`` ago
-        (0: now, and this is the start signal with its gong).  Logs ``round``.
+        (0: now, and this is the start signal with its gong), or a round sent
+        back after a power loss (with the play-out ``step`` and ``last``, the
+        round's last move, of the old session's ``snapshot``).  Logs ``round``.
         Taken once: False if this clock's round has started already."""
         if self.started:
             return False
@@ -87,10 +89,15 @@ class Round:
         self._emit(EV_ROUND, now, number, elapsed_ms, 0, 0)
         if elapsed_ms <= 0:
             self.start(now, move)
-        else:
-            self._begin(now, elapsed_ms)
-            if not self.end_due:
-                self._end_reached(now, move)  # joined after the end gong: no gong
+            return True
+        self._begin(now, elapsed_ms)
+        if step >= 0:  # the end gong was given before the outage
+            self.end_due = False
+            self.ten_due = False
+            self.round_last = last
+            self._set_step(now, step, move)
+        elif not self.end_due:  # joined after the end gong: no gong now
+            self._end_reached(now, move)
         return True
 
     def elapsed_ms(self, now):
@@ -98,27 +105,6 @@ class Round:
         if not self.started:
             return NULL
         return self.round_ms - ticks_diff(self.end_at, now)
-
-    def snapshot(self, now):
-        """(number, elapsed_ms, step, round_last): what ``restore`` needs."""
-        return (self.number, self.elapsed_ms(now), self.step, self.round_last)
-
-    def restore(self, now, number, elapsed_ms, step, round_last, move):
-        """A round sent back after a power loss (``snapshot`` of the old
-        session).  Nothing if the round had not started, or has started on
-        this clock already.  Logs ``round`` (and the play-out step)."""
-        if elapsed_ms < 0 or self.started:
-            return
-        self.number = number
-        self._emit(EV_ROUND, now, number, elapsed_ms, 0, 0)
-        self._begin(now, elapsed_ms)
-        if step >= 0:  # the end gong was given before the outage
-            self.end_due = False
-            self.ten_due = False
-            self.round_last = round_last
-            self._set_step(now, step, move)
-        elif not self.end_due:  # the end came during the outage: no gong now
-            self._end_reached(now, move)
 
     def manual(self, now, move):
         self._emit(EV_GONG, now, GONG_MANUAL, move, 0, 0)

@@ -142,9 +142,9 @@ class ScrabbleClock:
         is measured at ``hall_now`` if given: the hall's basic time runs on
         through a power loss (ČAS 4.1, 6.1) while the move's time does not."""
         rnd = self.round
-        r = rnd.snapshot(now if hall_now is None else hall_now)
-        return (self.move, self.player, self.left_ms(now),
-                1 if self.state == _PAUSED else 0) + r
+        return (self.move, self.player, self.left_ms(now), 1 if self.state == _PAUSED else 0,
+                rnd.number, rnd.elapsed_ms(now if hall_now is None else hall_now),
+                rnd.step, rnd.round_last)
 
     def restore(self, values, now):
         """Resume a game after a power loss from a ``snapshot`` of the old
@@ -169,23 +169,19 @@ class ScrabbleClock:
             self.player = player
             self.move = move
             self.used_ms = self.limit_ms - left_ms
-            self.deadline = ticks_add(now, left_ms)
-            self.seg_start = now
             warn_ms = self.warn_ms
             i = 0
             while i < len(warn_ms) and warn_ms[i] >= left_ms:
                 i += 1
             self.next_warn = i
-            self.state = _RUNNING if left_ms > 0 else _OVERTIME
-            self._emit(EV_RESUME, now, player, move, left_ms, 0)
+            self.paused_left = left_ms
+            self._go_on(now)  # as a pause undone: the time left as it stood
             if paused:
                 self._pause(now)
-        self.round.restore(now, number, elapsed, step, last, self.move_or_null())
+        if elapsed >= 0:  # a round that started on this clock already stands
+            self.round.join(now, number, elapsed if elapsed else 1, self.move_or_null(),
+                            step, last)
         return True
-
-    def join_round(self, number, elapsed_ms, now):
-        """The host's round frame (``core.round.Round.join``)."""
-        return self.round.join(now, number, elapsed_ms, self.move_or_null())
 
     def move_or_null(self):
         return self.move if self.move else NULL

@@ -6,17 +6,25 @@
     mode = scrabble         # scrabble, duplicate or backgammon
     brightness = 5          # displays, 0-7
     move_s = 120            # any setting of the mode (docs/contract.md)
+    # the hall network (docs/network.md; broker-config writes these):
+    wifi_ssid = HALL-WIFI
+    wifi_password = ...
+    broker = 192.168.1.10:1883
+    hall = open-2026
+    user = table-07
+    password = ...
 
 A missing file means the defaults.  A bad line does not stop the clock: the
 defaults are used and ``error`` says what was wrong, with its line number (the
 device shows it on the console and sounds the refusal signal).
 """
 from .. import settings as settings_mod
+from ..names import MAX_NAME, name_error  # noqa: F401 (MAX_NAME: for callers)
 
 DEFAULT_MODE = "scrabble"
 DEFAULT_BRIGHTNESS = 7
-_NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_."
-MAX_NAME = 24
+# the hall network's keys: all of them, or none (then the USB serial link)
+NET_KEYS = ("wifi_ssid", "wifi_password", "broker", "hall", "user", "password")
 
 
 class Config:
@@ -26,6 +34,8 @@ class Config:
         self.settings = settings_mod.defaults(DEFAULT_MODE)
         self.brightness = DEFAULT_BRIGHTNESS
         self.error = None
+        self.net = {}  # {key: text} of NET_KEYS when the clock is on Wi-Fi, else None
+        self.net = None
 
 
 def _fail(cfg, default_clock, message):
@@ -40,6 +50,7 @@ def parse(text, default_clock, name="hallclock.cfg"):
     if text is None:
         return cfg
     pairs = []
+    net = {}
     lineno = 0
     for raw in text.split("\n"):
         lineno += 1
@@ -52,10 +63,10 @@ def parse(text, default_clock, name="hallclock.cfg"):
         key = key.strip()
         value = value.strip()
         if key == "clock":
-            if not value or len(value) > MAX_NAME or [c for c in value if c not in _NAME_CHARS]:
+            why = name_error(value)
+            if why is not None:
                 return _fail(cfg, default_clock,
-                             "%s:%d: clock name %r: use 1-%d letters, digits, - _ ." % (
-                                 name, lineno, value, MAX_NAME))
+                             "%s:%d: clock name %r: %s" % (name, lineno, value, why))
             cfg.clock = value
         elif key == "mode":
             if value not in settings_mod.MODES:
@@ -67,8 +78,20 @@ def parse(text, default_clock, name="hallclock.cfg"):
                 return _fail(cfg, default_clock,
                              "%s:%d: brightness %r is not 0-7" % (name, lineno, value))
             cfg.brightness = int(value)
+        elif key in NET_KEYS:
+            net[key] = value
         else:
             pairs.append((lineno, key + "=" + value))
+    if net:
+        missing = [k for k in NET_KEYS if k not in net]
+        if missing:
+            return _fail(cfg, default_clock, "%s: the hall network needs %s too" % (
+                name, ", ".join(missing)))
+        host, _, port = net["broker"].rpartition(":")
+        if not host or not port.isdigit():
+            return _fail(cfg, default_clock, "%s: broker %r is not HOST:PORT" % (
+                name, net["broker"]))
+        cfg.net = net
     try:
         cfg.settings = settings_mod.parse(cfg.mode, [p for _n, p in pairs])
     except ValueError as e:

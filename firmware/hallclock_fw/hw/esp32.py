@@ -7,15 +7,18 @@ and provides the link to the host and the loop's sleep.
 The link is the DevKit's USB serial port, i.e. the MicroPython console on
 UART0, used through ``sys.stdin.buffer``/``sys.stdout.buffer`` with
 ``select.poll`` (see docs/hardware.md): taking UART0 over with ``machine.UART``
-would cut off the REPL, and with it ``mpremote`` (``make deploy``), which stops
-the program with Ctrl-C over that same port.  Frames are printable ASCII, so a
-stray Ctrl-C (0x03) never occurs in them.
+would cut off the REPL, and with it ``mpremote`` (``make deploy``).  Frames
+are printable ASCII, but line noise is not: one flipped bit turns ``C`` (0x43)
+into 0x03, which the port's UART interrupt turns into a KeyboardInterrupt.  So
+the clock runs with ``micropython.kbd_intr(-1)`` (hw/device.py) and hands the
+console back on the host's ``M`` frame (docs/protocol.md "Maintenance").
 """
 import os
 import sys
 import time
 
 import machine
+import micropython
 import select
 from machine import PWM, Pin
 from micropython import const
@@ -63,6 +66,10 @@ class StdioLink:
     def write(self, data):
         return self.tx.write(data)
 
+    def kbd_intr(self, char):
+        """The console's Ctrl-C: -1 off (the clock runs), 3 on (the REPL)."""
+        micropython.kbd_intr(char)
+
 
 class ESP32:
     """The hardware object ``device.run`` takes (see hw/device.py)."""
@@ -93,6 +100,12 @@ class ESP32:
                 return
             if uart.wait(left if left < _SLICE_MS else _SLICE_MS):
                 return
+
+    def use_network(self, cfg):
+        """hallclock.cfg names a hall network: the link goes over Wi-Fi and
+        the broker (docs/network.md); the USB console stays for people."""
+        from . import wifi  # imported only by a clock on Wi-Fi
+        self.uart = wifi.link(cfg.net, cfg.clock, time.ticks_ms)
 
     def read_config(self):
         try:

@@ -8,7 +8,29 @@ def register(sub):
     p = sub.add_parser("demo", help="simulate the bundled sample game and print its report")
     p.add_argument("--out-dir", default="hallclock-demo",
                    help="where the demo's log and CSV go (default: ./hallclock-demo)")
+    p.add_argument("--force", action="store_true",
+                   help="replace a CSV or plot in the folder that an earlier demo did not make")
     p.set_defaults(func=cmd_demo)
+
+
+DEMO_CLOCK = "demo-table-1"
+
+
+def _earlier_demo(log):
+    """True if ``log`` is the log an earlier demo wrote (so the demo may make
+    its files afresh); BadInput if it is some other file."""
+    from ..errors import BadInput
+    from ..logfile import scan
+    if not os.path.lexists(log):
+        return False
+    try:
+        records, skipped = scan(log)
+    except OSError as exc:
+        raise BadInput(f"{log}: cannot read it ({exc.strerror})") from None
+    if skipped or not records or any(r.get("clock") != DEMO_CLOCK for r in records):
+        raise BadInput(f"{log}: the file is not an earlier demo's log, and the demo does not "
+                       "overwrite it; give another --out-dir")
+    return True
 
 
 def cmd_demo(args):
@@ -17,21 +39,32 @@ def cmd_demo(args):
     from hallclock_fw.settings import parse
 
     from .. import report, scenario, virtual
-    os.makedirs(args.out_dir, exist_ok=True)
+    from ..errors import BadInput
+    from ..outfiles import check_outputs
+    if os.path.exists(args.out_dir) and not os.path.isdir(args.out_dir):
+        raise BadInput(f"--out-dir {args.out_dir}: is a file, not a folder")
+    try:
+        os.makedirs(args.out_dir, exist_ok=True)
+    except OSError as exc:
+        raise BadInput(f"--out-dir {args.out_dir}: cannot make the folder ({exc.strerror})") \
+            from None
     log = os.path.join(args.out_dir, "demo-game.jsonl")
-    if os.path.exists(log):
-        os.remove(log)  # the demo's own file, made afresh each run
+    csv_path = os.path.join(args.out_dir, "demo-game.csv")
+    plot_path = os.path.join(args.out_dir, "demo-game.png")
+    # an earlier demo's files are made afresh; anything else is not written over
+    force = _earlier_demo(log) or args.force
+    check_outputs([("--out-dir", csv_path), ("--out-dir", plot_path)], force=force)
+    if os.path.lexists(log):
+        os.remove(log)  # the earlier demo's own log (checked above)
     console = Console()
     actions = scenario.load(SAMPLE)
     print(f"Simulating the sample Scrabble game ({os.path.basename(SAMPLE)}) on a virtual clock…")
     with console.status("simulating the sample game on a virtual clock…"):
-        n = virtual.simulate(actions, "scrabble", parse("scrabble", []), log, clock="demo-table-1")
+        n = virtual.simulate(actions, "scrabble", parse("scrabble", []), log, clock=DEMO_CLOCK)
     games = report.load_games(log)
     report.print_report(games, console)
-    csv_path = os.path.join(args.out_dir, "demo-game.csv")
-    plot_path = os.path.join(args.out_dir, "demo-game.png")
-    report.write_csv(games, csv_path)
+    report.write_csv(games, csv_path, force=force)
     with console.status("drawing the plot…"):
-        report.write_plot(games, plot_path)
+        report.write_plot(games, plot_path, force=force)
     print(f"\n{n} log records in {log}\nCSV table in {csv_path}\nplot in {plot_path}")
     return 0

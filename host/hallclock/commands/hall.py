@@ -5,6 +5,10 @@ import os
 
 from ..errors import BadInput
 
+# The modes whose clocks take the hall unit's START and GONG (docs/hall.md):
+# a backgammon clock runs on its own (İSTAVDER: no hall signal starts or ends it).
+HALL_MODES = ("scrabble", "duplicate")
+
 
 def register(sub):
     p = sub.add_parser(
@@ -17,6 +21,9 @@ def register(sub):
     p.add_argument("--out", required=True, help="the hall log (JSON Lines)")
     p.add_argument("--exit-on-end", action="store_true",
                    help="exit once every clock's session has ended")
+    p.add_argument("--reset", action="store_true",
+                   help="reset every board once when its port is opened (an EN pulse); "
+                   "by default opening a port never resets a board (docs/hardware.md)")
     p.set_defaults(func=cmd_hall)
 
     p = sub.add_parser(
@@ -34,6 +41,11 @@ def register(sub):
                    help="simulated time per real time (default 1: real time; e.g. 60 "
                    "plays a 40-minute round in 40 s)")
     p.add_argument("--out", required=True, help="the hall log to write (JSON Lines)")
+    p.add_argument("--transport", choices=("serial", "mqtt"), default="serial",
+                   help="serial: a pty per clock (default); mqtt: every clock on the hall "
+                   "network through Mosquitto (its own, unless --broker is given)")
+    from .log import broker_options
+    broker_options(p, "with --transport mqtt: an existing broker (default: start our own)")
     p.set_defaults(func=cmd_hall_simulate)
 
 
@@ -44,7 +56,7 @@ def cmd_hall(args):
     if len(set(ports)) != len(ports):
         raise BadInput("a port is given twice: the hall unit and every table need "
                        "their own port")
-    logger = Logger(ports, args.out)
+    logger = Logger(ports, args.out, reset=args.reset)
     logger.open()
     relay = Relay(logger)  # before the loop: Ctrl-C, the usual stop, still reports
     try:
@@ -74,6 +86,11 @@ def cmd_hall_simulate(args):
     from ..relay import check_table_count, format_spread, simulate_hall
     if args.mode not in MODES:
         raise BadInput(f"unknown mode {args.mode!r} (modes: {', '.join(MODES)})")
+    if args.mode not in HALL_MODES:
+        raise BadInput(f"--mode {args.mode}: a {args.mode} clock takes no hall signals "
+                       "(the referee's START and GONG are relayed only in "
+                       f"{' and '.join(HALL_MODES)}); run each table with "
+                       f"'hallclock simulate --mode {args.mode}' instead")
     n = check_table_count(args.tables)
     if not 0.01 <= args.speed <= 1000:
         raise BadInput(f"--speed {args.speed}: give 0.01 to 1000")
@@ -93,7 +110,25 @@ def cmd_hall_simulate(args):
     if os.path.exists(args.out) and os.path.getsize(args.out) > 0:
         raise BadInput(f"{args.out} already exists: hall-simulate writes a new log; "
                        "remove it or choose another --out")
-    count, relay = simulate_hall(hall, tables, args.mode, values, args.out, speed=args.speed)
+    if args.transport == "mqtt":
+        count, relay = _simulate_on_broker(args, hall, tables, values)
+    else:
+        if args.broker is not None:
+            raise BadInput("--broker goes with --transport mqtt")
+        count, relay = simulate_hall(hall, tables, args.mode, values, args.out, speed=args.speed)
     print(f"{count} records from 1 hall unit and {n} table clocks written to {args.out}")
     _summary(relay, format_spread)
     return 0
+
+
+def _simulate_on_broker(args, hall, tables, values):
+    from ..mqtthall import HALL, simulate_hall_mqtt
+    from .log import broker_args
+    if args.broker is None:
+        if args.credentials is not None or args.hall is not None:
+            raise BadInput("--hall and --credentials go with --broker HOST:PORT")
+        return simulate_hall_mqtt(hall, tables, args.mode, values, args.out, speed=args.speed)
+    address = broker_args(args)
+    return simulate_hall_mqtt(hall, tables, args.mode, values, args.out, speed=args.speed,
+                              address=address, hall=args.hall or HALL,
+                              credentials=args.credentials)

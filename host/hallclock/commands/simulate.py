@@ -37,33 +37,78 @@ def _session(text):
     return text
 
 
+def _clock(text):
+    """--clock NAME: the clock-name grammar of docs/contract.md (hallclock_fw.names)."""
+    from hallclock_fw.names import name_error
+
+    from ..scenario import shown
+    why = name_error(text)
+    if why is not None:
+        raise argparse.ArgumentTypeError(f"{shown(text)}: {why}")
+    return text
+
+
 def device_options(p):
     """The options every virtual clock takes (simulate, device)."""
     p.add_argument("--script", required=True, help="scenario script (docs/contract.md)")
     p.add_argument("--mode", default="scrabble", help="scrabble (default), duplicate, backgammon")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a setting of the mode (repeatable)")
-    p.add_argument("--clock", default="virtual-1", help="the virtual clock's identity")
+    p.add_argument("--clock", type=_clock, default="virtual-1",
+                   help="the virtual clock's identity (1-24 letters, digits, - _ .)")
     p.add_argument("--loop", type=_loop, default=None, metavar="event|jitter:LO-HI",
                    help="device loop: event-driven (default) or jittered periods in ms")
     p.add_argument("--start-ticks", type=_ticks, default=0, metavar="T",
                    help="the device's tick counter at start (e.g. 0x3fff0000 to cross the wrap)")
 
 
+# -- the device side's interpreter (docs/micropython.md) --
+def _heap_kib(text):
+    from ..mpunix import MIN_HEAP_KIB
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of KiB")
+    if not MIN_HEAP_KIB <= value <= 1 << 20:
+        raise argparse.ArgumentTypeError(f"{value}: give {MIN_HEAP_KIB} to {1 << 20} KiB")
+    return value
+
+
+def interpreter_options(p, webassembly=True):
+    choices = ("cpython", "micropython", "micropython-unix") if webassembly else \
+        ("cpython", "micropython-unix")
+    p.add_argument("--interpreter", choices=choices, default="cpython",
+                   help="the device side: CPython (default), the webassembly VM (micropython) "
+                        "or the unix port as its own process with a fixed heap")
+    p.add_argument("--heap-kib", type=_heap_kib, default=None, metavar="N",
+                   help="micropython-unix: the GC heap in KiB (default 91, a plain "
+                        "ESP32's free heap)")
+# -- end of the interpreter options --
+
+
+def check_heap_option(args):
+    if args.heap_kib is not None and args.interpreter != "micropython-unix":
+        raise BadInput("--heap-kib needs --interpreter micropython-unix "
+                       "(only the unix port has a fixed heap)")
+
+
 def register(sub):
     p = sub.add_parser("simulate", help="run a scenario on a virtual clock into a log")
     device_options(p)
     p.add_argument("--out", required=True, help="the log file to write (JSON Lines)")
-    p.add_argument("--interpreter", choices=("cpython", "micropython"), default="cpython")
+    interpreter_options(p)
     p.set_defaults(func=cmd_simulate)
 
     p = sub.add_parser("device", help="run a virtual clock on an existing serial port")
     device_options(p)
-    p.add_argument("--port", required=True)
+    p.add_argument("--port", default=None, help="serial port (or --broker)")
+    from .log import broker_options
+    broker_options(p, "a virtual clock on the hall network: its own entry in --credentials")
     p.add_argument("--silence-s", type=float, default=30.0, metavar="S",
                    help="give up after S seconds without host contact (default 30)")
     p.add_argument("--session", type=_session, default=None, metavar="HEX",
                    help="the device session id (8 hex digits; default: random, as a board)")
+    interpreter_options(p, webassembly=False)
     p.set_defaults(func=cmd_device)
 
 
@@ -88,9 +133,10 @@ def cmd_simulate(args):
     out_dir = os.path.dirname(os.path.abspath(args.out))
     if not os.path.isdir(out_dir):
         raise BadInput(f"{args.out}: the folder {out_dir} does not exist")
+    check_heap_option(args)
     n = virtual.simulate(actions, args.mode, values, args.out, clock=args.clock,
                          interpreter=args.interpreter, period=args.loop,
-                         start_ticks=args.start_ticks)
+                         start_ticks=args.start_ticks, heap_kib=args.heap_kib)
     print(f"{n} records written to {args.out}")
     return 0
 
@@ -100,7 +146,22 @@ def cmd_device(args):
     values, actions = prepare_device(args)
     if args.silence_s <= 0:
         raise BadInput(f"--silence-s {args.silence_s:g}: give a number of seconds above 0")
+    check_heap_option(args)
     sid = args.session or os.urandom(4).hex()  # a new session, as a board at power-on
+    from .log import broker_args
+    address = broker_args(args)
+    if address is not None:
+        return _device_on_broker(args, address, values, actions, sid)
+    if args.port is None:
+        raise BadInput("give --port PORT (a serial port) or --broker HOST:PORT "
+                       "(the hall network)")
+    if args.interpreter == "micropython-unix":
+        from .. import mpunix
+        os.close(virtual.open_device_port(args.port))  # a clear error for a bad path
+        mpunix.run(args.mode, values, actions, args.port, clock=args.clock, sid=sid,
+                   start_ticks=args.start_ticks, period=args.loop, heap_kib=args.heap_kib,
+                   silence_s=args.silence_s, timeout=None)
+        return 0
     fd = virtual.open_device_port(args.port)
     runner = virtual.make_runner(args.mode, values, actions, clock=args.clock, sid=sid,
                                  start_ticks=args.start_ticks, period=args.loop)
@@ -112,4 +173,31 @@ def cmd_device(args):
         raise HallclockError(f"no host contact for {args.silence_s:g} s; events not "
                              "acknowledged were not delivered "
                              "(is 'hallclock log' running on the other end?)")
+    return 0
+
+
+def _device_on_broker(args, address, values, actions, sid):
+    """``device --broker``: the firmware's own network link to the broker."""
+    from .. import virtual
+    from ..broker import load_credentials
+    from ..mqtthost import device_link, run_device
+    creds = load_credentials(args.credentials, args.clock)
+    if args.interpreter == "micropython-unix":  # the same NetLink, on the unix port's sockets
+        from ..mqtthost import run_unix_device
+        if args.tls_ca is not None:
+            raise BadInput("--tls-ca with --interpreter micropython-unix: not supported "
+                           "(the unix port runs the clock's plain MQTT; see docs/network.md)")
+        run_unix_device(address, args.hall, args.clock, creds[args.clock], args.mode, values,
+                        actions, sid, silence_s=args.silence_s, heap_kib=args.heap_kib)
+        return 0
+    runner = virtual.make_runner(args.mode, values, actions, clock=args.clock, sid=sid,
+                                 start_ticks=args.start_ticks, period=args.loop)
+    net = device_link(address, args.hall, args.clock, creds[args.clock], tls=args.tls_ca)
+    ok = run_device(runner, net, silence_s=args.silence_s)
+    if not ok:
+        why = net.why or net.client.why
+        raise HallclockError(f"no host contact for {args.silence_s:g} s on the broker "
+                             f"{args.broker} ({why or 'no logger answered'}); events not "
+                             "acknowledged were not delivered (is 'hallclock log --broker' "
+                             "running?)")
     return 0

@@ -79,35 +79,102 @@ class FakeDisplay:
         self.updates += 1
 
 
+# The ESP32 port's console input (MicroPython ports/esp32/mphalport.c:
+# ``static uint8_t stdin_ringbuf_array[260]``): a py/ringbuf.h ring, which keeps
+# one slot free, so 259 bytes wait at most; ``ringbuf_put`` refuses the rest
+# and the UART interrupt (ports/esp32/uart.c ``uart_irq_handler``, the same in
+# usb_serial_jtag.c) ignores the refusal: they are dropped without a trace.
+CONSOLE_RING = 260
+CONSOLE_HOLDS = CONSOLE_RING - 1
+CTRL_C = 3
+
+
 class FakeUART:
-    """Bytes in from the host (``feed``), bytes out to it (``take``)."""
+    """The board's console as the link sees it: bytes in from the host
+    (``feed``), bytes out to it (``take``), and exactly as strict as the ESP32's
+    (docs/micropython.md "The console"):
+
+    - input waits in a ring of ``CONSOLE_HOLDS`` bytes; what arrives while it
+      is full is dropped (counted in ``dropped``, which the board cannot do);
+    - a byte equal to the interrupt character (3 until ``kbd_intr(-1)``) is
+      never stored: like ``mp_sched_keyboard_interrupt`` it makes the
+      firmware's next call into the console raise ``KeyboardInterrupt``.
+
+    Bytes the host wrote since the device's last pass arrive at once (the
+    pump hands them over between passes).
+    """
 
     def __init__(self):
-        self.inbox = bytearray()
+        self.ring = bytearray(CONSOLE_RING)  # py/ringbuf.h: iget == iput is empty
+        self.iget = 0
+        self.iput = 0
         self.outbox = bytearray()
+        self.intr_char = CTRL_C  # a board boots with Ctrl-C on
+        self.interrupt = False  # a KeyboardInterrupt is scheduled
+        self.dropped = 0
+        self.interrupts = 0
+
+    def _check(self):
+        if self.interrupt:
+            self.interrupt = False
+            raise KeyboardInterrupt()
+
+    def waiting(self):
+        """Bytes in the ring (for the simulation; the firmware calls ``any``)."""
+        return (self.iput - self.iget) % CONSOLE_RING
 
     def any(self):
-        return len(self.inbox)
+        self._check()
+        return (self.iput - self.iget) % CONSOLE_RING
 
     def readinto(self, buf):
-        n = min(len(buf), len(self.inbox))
-        if not n:
-            return None
-        buf[:n] = self.inbox[:n]
-        self.inbox = self.inbox[n:]
-        return n
+        self._check()
+        n = 0
+        size = len(buf)
+        ring = self.ring
+        while n < size and self.iget != self.iput:
+            buf[n] = ring[self.iget]
+            self.iget = (self.iget + 1) % CONSOLE_RING
+            n += 1
+        return n if n else None
 
     def write(self, data):
+        self._check()
         self.outbox.extend(data)
         return len(data)
 
+    def kbd_intr(self, char):
+        """``micropython.kbd_intr``: -1 turns Ctrl-C off, 3 on again."""
+        self.intr_char = char
+
     def feed(self, data):
-        self.inbox.extend(data)
+        """Bytes arriving on the line (the UART interrupt's work)."""
+        intr = self.intr_char
+        ring = self.ring
+        for b in data:
+            if b == intr:
+                self.interrupt = True
+                self.interrupts += 1
+                continue
+            nxt = (self.iput + 1) % CONSOLE_RING
+            if nxt == self.iget:  # full: ringbuf_put refuses, the byte is gone
+                self.dropped += 1
+            else:
+                ring[self.iput] = b
+                self.iput = nxt
 
     def take(self):
         data = bytes(self.outbox)
         self.outbox = bytearray()
         return data
+
+    def reset(self):
+        """Power lost: what waited is gone, Ctrl-C is on again (the firmware
+        turns it off when it starts the clock)."""
+        self.iget = self.iput = 0
+        self.outbox = bytearray()
+        self.intr_char = CTRL_C
+        self.interrupt = False
 
 
 class SimClock:

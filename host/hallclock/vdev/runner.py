@@ -11,9 +11,9 @@ or runs with jittered periods ``(lo, hi)`` ms from a fixed pseudo-random
 sequence, the same on every interpreter.
 """
 from hallclock_fw import protocol
-from hallclock_fw.app import App
 from hallclock_fw.core.timing import ticks_add, ticks_diff
 from hallclock_fw.events import BUTTON_NAMES
+from hallclock_fw.hw.device import hand_back, make_app
 from hallclock_fw.hw.panel import build_panel
 
 from .fakes import FakeDisplay, FakeOutput, FakePin, FakeUART, SimClock
@@ -25,6 +25,8 @@ BOUNCE = ((0, 0), (1, 1), (3, 0), (4, 1), (6, 0), (7, 1), (9, 0))
 RUNNING = 0
 DONE = 1
 WAITING = 2  # the scenario has ended; events still unacknowledged
+HANDED_BACK = 3  # the host took the console (M frame): the clock has stopped
+PACED = 4  # no pass: simulated time would outrun real time while events wait (pace)
 
 
 def session_after(sid):
@@ -59,6 +61,9 @@ class Runner:
         self.edges = []  # [(ms, pin index, level)] in time order
         self.ended = False
         self.passes = 0
+        self.last_ms = 0  # simulated time of the last pass
+        self.cap = None  # no pass beyond this simulated ms (pace)
+        self._anchor = None  # (real ms, simulated ms) when events began to wait
         self.app = None
         self._boot(start_ticks)
 
@@ -66,15 +71,15 @@ class Runner:
         panel = build_panel(self.pins, self.buzzer, self.leds, self.hall,
                             self.displays, now)
         panel.buttons.arm()
-        self.app = App(panel, self.uart, self.mode, self.settings, self.clock_name,
-                       self.sid, now)
+        # as hw/device.py's start(): the keyboard interrupt off while the clock runs
+        self.app = make_app(panel, self.uart, self.mode, self.settings, self.clock_name,
+                            self.sid, now)
 
     def reboot(self):
         """Power lost and back: RAM is gone (every event the host has not
         acknowledged, bytes not yet sent or read), and the board starts a new
         session with a new id, like ``main.py`` after a reset."""
-        self.uart.take()
-        self.uart.inbox = bytearray()
+        self.uart.reset()
         self.boots += 1
         self.sid = session_after(self.sid)
         self._boot(self.now())
@@ -145,15 +150,46 @@ class Runner:
             nxt = self.edges[0][0]
         if self.ai < len(self.actions) and self.actions[self.ai][0] < nxt:
             nxt = self.actions[self.ai][0]
+        if self.uart.waiting():  # host bytes waiting wake the loop (hw.wait), as on a board
+            nxt = self.ms + 1
         return nxt if nxt > self.ms else self.ms + 1
+
+    def pace(self, real_ms):
+        """Simulated time must not outrun the link: while the device holds
+        events the host has not acknowledged, its resend (1.5 s) and hello (5 s)
+        timers run in real time, as on a board, so simulated time may run no
+        faster than real time from the pass that made them wait.  ``real_ms``
+        is the pump's real clock (any origin); the game runs as fast as the
+        machine allows while the host has every event."""
+        if self.app.link.all_acked():
+            self._anchor = None
+            self.cap = None
+            return
+        if self._anchor is None:
+            self._anchor = (real_ms, self.last_ms)
+        self.cap = self._anchor[1] + (real_ms - self._anchor[0])
 
     def step(self):
         """One pass of the device loop at the current time, then move time on.
-        Returns RUNNING, WAITING or DONE."""
+        Returns RUNNING, WAITING, DONE, HANDED_BACK, or PACED (no pass: the
+        pass is due later than ``pace`` allows)."""
+        if self.cap is not None and self.ms > self.cap:
+            if self.app.link.all_acked():  # acknowledged since the last pace()
+                self.cap = None
+                self._anchor = None
+            elif not self.uart.waiting():
+                return PACED
+        if self.cap is not None and self.ms > self.cap:
+            # host bytes wake the loop (hw.wait), at the time real time allows
+            self.ms = self.cap if self.cap > self.last_ms else self.last_ms + 1
+        self.last_ms = self.ms
         self.clock.now = self.now()
         self._apply()
         self.app.step(self.clock.now)
         self.passes += 1
+        if self.app.link.maintenance:  # device.loop ends; main.py returns to the REPL
+            hand_back(self.uart)
+            return HANDED_BACK
         if self.ended:
             return DONE if self.app.idle() else WAITING
         self.ms = self._next_ms()
@@ -161,6 +197,7 @@ class Runner:
 
     def advance(self, ms):
         """After the scenario: let ``ms`` of (real) time pass, then one pass."""
+        self.cap = None  # real time already
         self.ms += ms
         return self.step()
 

@@ -1,0 +1,162 @@
+"""Board-sized memory in the MicroPython unix port (docs/benchmarks.md,
+"Heap on the unix port"): a 40-minute game of each mode at a fixed heap,
+the smallest heap the Scrabble round runs in, high-water mark, fragmentation,
+the longest collection, the heap per mode after boot, and ROMFS against .mpy.
+
+    .venv/bin/python bench/unixheap.py        (make bench runs it)
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def long_game(mode, minutes=40):
+    """(script text, settings pairs) of a steady game of ``minutes`` and a bit:
+    Scrabble goes on into the play-out after the round's end gong."""
+    lines = ["0 press START"]
+    t = 2000
+    if mode == "scrabble":
+        lines.append("%d press B" % t)
+        who = "A"
+        n = 0
+        while t < (minutes + 3) * 60000:  # 3 minutes of play-out after the end gong
+            n += 1
+            t += 25000 + (n * 7919) % 40000  # 25-65 s per move
+            lines.append("%d press %s" % (t, who))
+            if n % 17 == 0:  # a challenge now and then (ČAS 9.1)
+                lines.append("%d press PAUSE" % (t + 5000))
+                lines.append("%d press %s" % (t + 35000, "B" if who == "A" else "A"))
+                t += 35000
+            who = "B" if who == "A" else "A"
+        return "\n".join(lines) + "\n%d end\n" % (t + 5000), []
+    if mode == "duplicate":
+        lines = []
+        t = 20000
+        n = 0
+        while t < minutes * 60000:
+            n += 1
+            lines.append("%d press START" % t)
+            if n % 5 == 0:
+                lines.append("%d press PAUSE" % (t + 50000))
+                lines.append("%d press PAUSE" % (t + 80000))
+                t += 30000
+            t += 200000
+        return "\n".join(lines) + "\n%d end\n" % t, []
+    # backgammon: alternating presses, 17 s a move (2 s off the 15 s delay)
+    lines = ["0 press B"]
+    t = 0
+    who = "A"
+    while t < minutes * 60000:
+        t += 17000
+        lines.append("%d press %s" % (t, who))
+        who = "B" if who == "A" else "A"
+    return "\n".join(lines) + "\n%d end\n" % (t + 5000), ["match=25"]
+
+
+def run_game(mode, heap_kib=None, gc_policy="firmware", romfs=None, minutes=40, workdir=None):
+    """Simulate the long game in the unix port; (records written, heap figures)."""
+    from hallclock import scenario, virtual
+    text, pairs = long_game(mode, minutes)
+    d = workdir or tempfile.mkdtemp(prefix="hallclock-heap-")
+    path = os.path.join(d, "%s.txt" % mode)
+    with open(path, "w") as f:
+        f.write(text)
+    out = os.path.join(d, "%s-%s-%s.jsonl" % (mode, heap_kib, gc_policy))
+    if os.path.exists(out):
+        os.unlink(out)
+    figures = {}
+    n = virtual.simulate(scenario.load(path), mode, virtual.check_settings(mode, pairs), out,
+                         interpreter="micropython-unix", heap_kib=heap_kib, romfs=romfs,
+                         figures=figures, gc_policy=gc_policy)
+    return n, figures, out
+
+
+def smallest_heap(mode="scrabble", lo=16, hi=91):
+    """The smallest --heap-kib (board KiB) at which the game still runs (bisect)."""
+    from hallclock.errors import HallclockError
+    while lo < hi:
+        mid = (lo + hi) // 2
+        try:
+            run_game(mode, heap_kib=mid)
+            hi = mid
+        except HallclockError:
+            lo = mid + 1
+    return lo
+
+
+ROMFS_PROBE = """
+import gc, sys, vfs
+if %(rom)r:
+    with open(%(image)r, 'rb') as f:
+        img = f.read()
+    vfs.mount(vfs.VfsRom(img), '/rom')
+    sys.path.insert(0, '/rom')
+gc.collect(); b = gc.mem_alloc()
+for m in %(mods)r:
+    __import__(m)
+gc.collect(); print('@@', gc.mem_alloc() - b, sys.modules[%(mods)r[0]].__file__)
+"""
+
+CORES = {"scrabble": "hallclock_fw.core.scrabble", "duplicate": "hallclock_fw.core.duplicate",
+         "backgammon": "hallclock_fw.core.backgammon"}
+COMMON = ["hallclock_fw.app", "hallclock_fw.hw.device", "hallclock_fw.hw.panel",
+          "hallclock_fw.hw.tm1637"]
+
+
+def import_heap(mods, image=None):
+    """Heap after importing ``mods`` (from ROMFS ``image``, or the .mpy files),
+    the image's own buffer excluded (it is in the heap before the base line)."""
+    from hallclock import mpunix
+    env = dict(os.environ)
+    env["MICROPYPATH"] = "" if image else str(mpunix.device_tree())
+    code = ROMFS_PROBE % {"rom": bool(image), "image": str(image), "mods": list(mods)}
+    p = subprocess.run([mpunix.binary(), "-X", "heapsize=1M", "-c", code], capture_output=True,
+                       text=True, env=env, timeout=60)
+    line = [x for x in p.stdout.splitlines() if x.startswith("@@")]
+    if not line:
+        raise RuntimeError("import probe failed: " + p.stderr.strip()[-300:])
+    _at, grown, where = line[-1].split()
+    if image:
+        assert where.startswith("/rom/"), where
+    return int(grown)
+
+
+def build_romfs():
+    image = os.path.join(ROOT, "build", "hallclock.romfs")
+    subprocess.run(["make", "-s", "-C", ROOT, "romfs"], check=True, capture_output=True)
+    return image
+
+
+def romfs_ratio():
+    image = build_romfs()
+    out = {"image_bytes": os.path.getsize(image)}
+    for mode, core in CORES.items():
+        mods = COMMON + [core]
+        mpy = import_heap(mods)
+        rom = import_heap(mods, image)
+        out[mode] = {"mpy_bytes": mpy, "romfs_bytes": rom, "ratio": round(rom / mpy, 3)}
+    return out
+
+
+def bench(quick=False):
+    from hallclock import mpunix
+    res = {"default_heap_kib": mpunix.DEFAULT_HEAP_KIB, "word_scale": mpunix.WORD_SCALE,
+           "harness_kib": mpunix.HARNESS_KIB, "games": {}}
+    for mode in ("scrabble", "duplicate", "backgammon"):
+        n, fig, _out = run_game(mode, minutes=10 if quick else 40)
+        fig["records"] = n
+        res["games"][mode] = fig
+    if not quick:
+        res["smallest_heap_kib_scrabble"] = smallest_heap()
+    res["romfs"] = romfs_ratio()
+    return res
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.join(ROOT, "host"))
+    json.dump(bench("--quick" in sys.argv), sys.stdout, indent=1)
+    print()

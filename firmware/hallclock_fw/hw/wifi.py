@@ -1,0 +1,103 @@
+"""The clock's Wi-Fi: the only module that imports ``network``.
+
+``link(net, clock, ticks_ms)`` builds the hall-network link from the
+``hallclock.cfg`` keys (``net``: wifi_ssid, wifi_password, broker, hall, user,
+password; see hw/config.py): the pure :class:`~hallclock_fw.netlink.NetLink`
+with an ``opener`` that joins the Wi-Fi (``WLAN.connect`` returns at once; we
+only look at ``isconnected()`` and retry with backoff) and opens a
+non-blocking socket to the broker, plus the loop's sleep on that socket.
+
+Nothing here waits for the network: ``connect`` starts the association and
+returns, the socket is non-blocking and its ``connect`` returns EINPROGRESS.
+The broker is best given as an IP address (the laptop's fixed address on the
+hall network): a host name would need a DNS lookup, which blocks.
+"""
+import select
+import socket
+
+import network
+from micropython import const
+
+from ..core.timing import ticks_add, ticks_diff
+from ..netlink import NetLink
+
+_JOIN_RETRY_MS = const(10000)  # ask the access point again this often while not joined
+_SLICE_MS = const(5)
+
+
+class Wifi:
+    def __init__(self, ssid, password, now):
+        self.ssid = ssid
+        self.password = password
+        self.wlan = network.WLAN(network.STA_IF)
+        self.wlan.active(True)
+        self.next_join = now
+        self.addr = None
+
+    def joined(self, now):
+        """True once associated with an address; starts (and restarts) the
+        association without waiting for it."""
+        wlan = self.wlan
+        if wlan.isconnected():
+            return True
+        if ticks_diff(now, self.next_join) >= 0:
+            self.next_join = ticks_add(now, _JOIN_RETRY_MS)
+            try:
+                wlan.disconnect()
+            except OSError:
+                pass
+            wlan.connect(self.ssid, self.password)
+        return False
+
+    def opener(self, host, port):
+        def open_socket(now):
+            if not self.joined(now):
+                return None
+            if self.addr is None:
+                self.addr = socket.getaddrinfo(host, port)[0][-1]
+            s = socket.socket()
+            s.setblocking(False)
+            try:
+                s.connect(self.addr)
+            except OSError as e:
+                if e.args[0] != 115 and e.args[0] != 119 and e.args[0] != 11:  # EINPROGRESS
+                    s.close()
+                    raise
+            return s
+        return open_socket
+
+
+class WifiLink(NetLink):
+    """The NetLink with the ESP32 loop's ``wait``: sleep on the broker socket."""
+
+    def __init__(self, wifi, host, port, hall, clock, user, password, ticks):
+        NetLink.__init__(self, hall, clock, user, password, wifi.opener(host, port), ticks)
+        self.wifi = wifi
+        self.poller = select.poll()
+        self.polled = None
+
+    def wait(self, ms):
+        """Sleep up to ``ms``; True as soon as the broker sent something."""
+        sock = self.client.sock
+        if sock is not self.polled:
+            if self.polled is not None:
+                try:
+                    self.poller.unregister(self.polled)
+                except (OSError, KeyError):
+                    pass
+            self.polled = sock
+            if sock is not None:
+                self.poller.register(sock, select.POLLIN)
+        if sock is None:
+            self.poller.poll(ms if ms < _SLICE_MS else _SLICE_MS)
+            return False
+        for _ in self.poller.ipoll(ms):
+            return True
+        return False
+
+
+def link(net, clock, ticks_ms):
+    host, _, port = net["broker"].rpartition(":")
+    wifi = Wifi(net["wifi_ssid"], net["wifi_password"], ticks_ms())
+    return WifiLink(wifi, host, int(port), net["hall"], clock, net["user"], net["password"],
+                    ticks_ms)

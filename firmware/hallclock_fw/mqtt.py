@@ -1,0 +1,300 @@
+"""A small MQTT 3.1.1 client for the clock: QoS 0 only, never blocking.
+
+Pure apart from the socket handed to :meth:`Client.start` (already set
+non-blocking, connecting or connected): no ``network``, no ``select``, no
+clock of its own (times are ticks passed in).  Every call does a bounded
+amount of work and returns at once; a socket that is not ready yet
+(EAGAIN, EINPROGRESS) is simply tried again at the next ``poll``.
+
+Why our own client and why QoS 0: see docs/network.md.  In short,
+``umqtt.simple`` blocks in connect/publish/wait_msg, ``mqtt_as`` needs
+asyncio (which the clock's loop does not use), and the end-to-end protocol
+already has its own acknowledgement (the host's ``A`` frame, sent after the
+record is fsync'd) and resends, so MQTT's QoS 1 would only add a second,
+weaker ack (broker-reached, not stored) and an in-flight store.
+
+Packets handled: CONNECT/CONNACK, SUBSCRIBE/SUBACK, PUBLISH (QoS 0 out;
+QoS 0 or 1 in, a QoS 1 one is acknowledged with PUBACK), PINGREQ/PINGRESP,
+DISCONNECT.
+"""
+import errno
+
+from micropython import const
+
+from .core.timing import ticks_diff
+
+IDLE = const(0)  # no socket
+CONNECTING = const(1)  # CONNECT sent or waiting to go, no CONNACK yet
+UP = const(2)  # CONNACK 0 and SUBACK received: publish and receive
+DEAD = const(3)  # the connection failed or was refused (see ``why``)
+
+CONNECT_TIMEOUT_MS = const(5000)  # no CONNACK by then: give up on this socket
+_RX_MAX = const(512)  # one incoming packet at most (a frame and its topic fit many times)
+TX_MAX = const(2048)  # bytes queued for the socket at most (then publish() says no)
+_RECV = const(256)  # bytes read per recv (bounded work per poll)
+_RECV_CALLS = const(4)  # recv calls per poll at most
+
+# "not yet": the non-blocking socket has nothing to give or cannot take more
+_AGAIN = tuple(getattr(errno, n) for n in ("EAGAIN", "EWOULDBLOCK", "EINPROGRESS", "EALREADY",
+                                           "ENOTCONN") if hasattr(errno, n))
+
+# CONNACK return codes (MQTT 3.1.1, 3.2.2.3)
+REFUSED = ("", "protocol version", "client id", "server unavailable",
+           "bad user name or password", "not authorized")
+
+
+def _str(b):
+    return bytes((len(b) >> 8, len(b) & 255)) + b
+
+
+def _packet(first, body):
+    n = len(body)
+    head = bytearray((first,))
+    while True:
+        d = n & 127
+        n >>= 7
+        head.append(d | 128 if n else d)
+        if not n:
+            break
+    return bytes(head) + body
+
+
+def connect_packet(client_id, user, password, keepalive_s):
+    flags = 0x02  # clean session: nothing is queued for us between connections
+    payload = _str(client_id.encode())
+    if user is not None:
+        flags |= 0x80
+        payload += _str(user.encode())
+        if password is not None:
+            flags |= 0x40
+            payload += _str(password.encode())
+    body = _str(b"MQTT") + bytes((4, flags, keepalive_s >> 8, keepalive_s & 255)) + payload
+    return _packet(0x10, body)
+
+
+def subscribe_packet(pid, topics):
+    body = bytes((pid >> 8, pid & 255))
+    for t in topics:
+        body += _str(t.encode()) + b"\x00"  # requested QoS 0
+    return _packet(0x82, body)
+
+
+def publish_packet(topic, payload):
+    return _packet(0x30, _str(topic) + payload)
+
+
+class Client:
+    """``Client(id, user, password)``; ``start(sock, now)``; ``poll(now)`` every
+    pass; ``publish(topic, payload)``.  Incoming messages go to
+    ``on_message(topic_bytes, payload_bytes)``."""
+
+    def __init__(self, client_id, user=None, password=None, keepalive_s=30, topics=(),
+                 on_message=None):
+        self.client_id = client_id
+        self.user = user
+        self.password = password
+        self.keepalive_ms = keepalive_s * 1000
+        self.keepalive_s = keepalive_s
+        self.topics = topics
+        self.on_message = on_message
+        self.sock = None
+        self.state = IDLE
+        self.why = None  # a short text when DEAD
+        self.out = []  # bytes objects waiting for the socket, oldest first
+        self.out_n = 0
+        self.rx = bytearray(_RX_MAX)
+        self.rxn = 0
+        self.started = 0
+        self.last_in = 0  # ticks of the last byte from the broker
+        self.last_out = 0  # ticks of the last packet to the broker
+        self.pinged = False
+        self.dropped = 0  # publishes refused (not UP, or the queue full)
+        self.received = 0
+
+    # -- connection ---------------------------------------------------------
+    def start(self, sock, now):
+        """Take a fresh non-blocking socket (connecting or connected) and
+        queue CONNECT; CONNACK and SUBACK arrive through ``poll``."""
+        self.close()
+        self.sock = sock
+        self.state = CONNECTING
+        self.why = None
+        self.rxn = 0
+        self.started = now
+        self.last_in = now
+        self.last_out = now
+        self.pinged = False
+        self._queue(connect_packet(self.client_id, self.user, self.password, self.keepalive_s))
+
+    def close(self):
+        if self.sock is not None:
+            try:
+                self.sock.close()
+            except OSError:
+                pass
+        self.sock = None
+        self.out = []
+        self.out_n = 0
+        if self.state != DEAD:
+            self.state = IDLE
+
+    def _fail(self, why):
+        self.why = why
+        self.close()
+        self.state = DEAD
+
+    def _queue(self, data):
+        self.out.append(data)
+        self.out_n += len(data)
+
+    def publish(self, topic, payload):
+        """Queue one QoS 0 message; False (dropped) unless UP with room."""
+        if self.state != UP or self.out_n + len(payload) + len(topic) + 8 > TX_MAX:
+            self.dropped += 1
+            return False
+        self._queue(publish_packet(topic, payload))
+        return True
+
+    def disconnect(self):
+        if self.state == UP:
+            self._queue(b"\xe0\x00")
+            self._flush()
+        self.close()
+
+    # -- the loop's part ----------------------------------------------------
+    def poll(self, now):
+        """Send what is queued, read what came, keep the connection alive.
+        Bounded: at most _RECV_CALLS reads of _RECV bytes.  Returns the state."""
+        if self.sock is None:
+            return self.state
+        if self.state == CONNECTING and ticks_diff(now, self.started) > CONNECT_TIMEOUT_MS:
+            self._fail("no answer from the broker")
+            return self.state
+        self._flush()
+        if self.sock is not None:
+            self._read(now)
+        if self.state == UP:
+            quiet = ticks_diff(now, self.last_in)
+            if quiet > self.keepalive_ms + self.keepalive_ms // 2:
+                self._fail("the broker went silent")
+            elif not self.pinged and (ticks_diff(now, self.last_out) >= self.keepalive_ms // 2
+                                      or quiet >= self.keepalive_ms // 2):
+                self.pinged = True
+                self._queue(b"\xc0\x00")  # PINGREQ
+                self.last_out = now
+                self._flush()
+        return self.state
+
+    def _flush(self):
+        out = self.out
+        sock = self.sock
+        if sock is None:
+            return
+        while out:
+            data = out[0]
+            try:
+                n = sock.send(data)
+            except OSError as e:
+                if e.args[0] in _AGAIN:
+                    return
+                self._fail("send failed (%s)" % e.args[0])
+                return
+            if n is None:  # MicroPython: nothing taken
+                return
+            self.out_n -= n
+            if n < len(data):
+                out[0] = data[n:]
+                return
+            out.pop(0)
+
+    def _read(self, now):
+        sock = self.sock
+        if sock is None:
+            return
+        for _ in range(_RECV_CALLS):
+            try:
+                data = sock.recv(_RECV)
+            except OSError as e:
+                if e.args[0] in _AGAIN:
+                    return
+                self._fail("connection lost (%s)" % e.args[0])
+                return
+            if data is None:  # MicroPython non-blocking: nothing there
+                return
+            if not data:
+                self._fail("the broker closed the connection")
+                return
+            self.last_in = now
+            self.pinged = False
+            for b in data:
+                if self.rxn >= _RX_MAX:
+                    self._fail("a packet too long for the clock")
+                    return
+                self.rx[self.rxn] = b
+                self.rxn += 1
+            self._packets()
+            if self.sock is None or len(data) < _RECV:
+                return
+
+    def _packets(self):
+        rx = self.rx
+        while self.rxn >= 2:
+            n = 0
+            shift = 0
+            i = 1
+            while True:
+                if i >= self.rxn:
+                    return  # the length is not all there yet
+                b = rx[i]
+                n |= (b & 127) << shift
+                i += 1
+                if not b & 128:
+                    break
+                shift += 7
+                if shift > 21:
+                    self._fail("bad packet length")
+                    return
+            end = i + n
+            if end > _RX_MAX:
+                self._fail("a packet too long for the clock")
+                return
+            if end > self.rxn:
+                return  # wait for the rest
+            self._packet(rx[0], bytes(rx[i:end]))
+            if self.sock is None:
+                return
+            rest = self.rxn - end
+            rx[0:rest] = rx[end:self.rxn]
+            self.rxn = rest
+
+    def _packet(self, first, body):
+        kind = first >> 4
+        if kind == 3:  # PUBLISH
+            tlen = (body[0] << 8) | body[1]
+            topic = body[2:2 + tlen]
+            at = 2 + tlen
+            qos = (first >> 1) & 3
+            if qos:
+                pid = body[at:at + 2]
+                at += 2
+                self._queue(b"\x40\x02" + pid)  # PUBACK
+            self.received += 1
+            if self.on_message is not None:
+                self.on_message(topic, body[at:])
+        elif kind == 2:  # CONNACK
+            code = body[1] if len(body) > 1 else 255
+            if code != 0:
+                self._fail("refused: " + (REFUSED[code] if code < len(REFUSED) else str(code)))
+                return
+            if self.topics:
+                self._queue(subscribe_packet(1, self.topics))
+                self._flush()
+            else:
+                self.state = UP
+        elif kind == 9:  # SUBACK
+            for code in body[2:]:
+                if code & 0x80:
+                    self._fail("subscription refused")
+                    return
+            self.state = UP
+        # PINGRESP (13), PUBACK (4) and the rest carry nothing we need

@@ -1,0 +1,85 @@
+"""``hallclock broker-config`` and ``hallclock broker``: the hall's MQTT broker
+(Mosquitto) for clocks on Wi-Fi (docs/network.md, docs/hall.md)."""
+import os
+import subprocess
+import sys
+
+from ..errors import BadInput, HallclockError
+
+
+def register(sub):
+    p = sub.add_parser("broker-config", help="write a Mosquitto configuration for one hall "
+                       "(credentials for every clock and host, each clock's hallclock.cfg)")
+    p.add_argument("--hall", required=True, help="the hall's name (part of every topic)")
+    p.add_argument("--clocks", required=True, metavar="NAME[,NAME...]",
+                   help="the clocks of the hall, comma-separated")
+    p.add_argument("--out", required=True, metavar="DIR", help="the folder to write")
+    p.add_argument("--port", type=int, default=1883, help="the broker's port (default 1883)")
+    p.add_argument("--bind", default=None, metavar="ADDR",
+                   help="listen only on this address (default: every interface)")
+    p.add_argument("--address", default=None, metavar="HOST",
+                   help="the laptop's address on the hall network, written into the "
+                   "clocks' cfg files (default: --bind, or a placeholder to fill in)")
+    p.add_argument("--tls-port", type=int, default=None, metavar="P",
+                   help="also a TLS listener on P, with a CA generated in DIR/tls")
+    p.set_defaults(func=cmd_broker_config)
+
+    p = sub.add_parser("broker", help="run Mosquitto on a broker-config folder (foreground)")
+    p.add_argument("--dir", required=True, metavar="DIR", help="the folder broker-config wrote")
+    p.set_defaults(func=cmd_broker)
+
+    p = sub.add_parser("referee", help="the referee's START / GONG / PAUSE to every clock "
+                       "of the hall through the broker (no logger needed)")
+    p.add_argument("button", choices=("START", "GONG", "PAUSE"))
+    p.add_argument("--long", action="store_true", help="a long press")
+    p.add_argument("--broker", required=True, metavar="HOST:PORT")
+    p.add_argument("--hall", required=True)
+    p.add_argument("--credentials", required=True, metavar="FILE",
+                   help="credentials.json (its 'referee' entry is used)")
+    p.add_argument("--tls-ca", default=None, metavar="FILE")
+    p.set_defaults(func=cmd_referee)
+
+
+def cmd_broker_config(args):
+    from .. import broker
+    clocks = broker.parse_clocks(args.clocks)
+    tls = None
+    if args.tls_port is not None:
+        from .. import tlsca
+        if args.tls_port == args.port:
+            raise BadInput("--tls-port must differ from --port")
+        tls = (args.tls_port,) + tlsca.make_ca(os.path.join(os.path.abspath(args.out), "tls"),
+                                               args.bind or args.address or "localhost")
+    broker.write_config(args.out, args.hall, clocks, port=args.port, bind=args.bind,
+                        broker_host=args.address, tls=tls)
+    print(f"hall {args.hall}: {len(clocks)} clocks; wrote {os.path.join(args.out, 'mosquitto.conf')}, "
+          f"credentials.json and clocks/*.cfg. Next: hallclock broker --dir {args.out}")
+    return 0
+
+
+def cmd_broker(args):
+    from .. import broker
+    conf = broker.check_dir(args.dir)
+    problem = broker.reachable_by_broker(args.dir)
+    if problem is not None:
+        raise BadInput(problem)
+    try:
+        return subprocess.call([broker.mosquitto_binary(), "-c", os.path.abspath(conf)])
+    except KeyboardInterrupt:
+        print("hallclock broker: stopped", file=sys.stderr)
+        return 0
+    except OSError as exc:
+        raise HallclockError(f"cannot run mosquitto: {exc}") from None
+
+
+def cmd_referee(args):
+    from hallclock_fw.events import BUTTON_NAMES
+
+    from ..broker import check_name, parse_broker
+    from ..mqtthost import send_signal
+    address = parse_broker(args.broker)
+    check_name("hall name", args.hall)
+    send_signal(address, args.hall, args.credentials, BUTTON_NAMES.index(args.button),
+                long=args.long, tls=args.tls_ca)
+    print(f"{args.button} sent to every clock of hall {args.hall}")
+    return 0

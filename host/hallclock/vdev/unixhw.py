@@ -1,0 +1,315 @@
+"""The virtual device as its own MicroPython process (the unix port,
+``--interpreter micropython-unix``): the firmware's own ``hw/device.py``
+program (``start`` and ``loop``, with its GC policy) on a hardware object
+whose pins, outputs and displays are the fakes of ``fakes.py`` and whose link
+is a pty (or serial port) this process opens itself.
+
+Simulated time, as in ``hallclock.virtual.pump``: ``wait(due)`` moves the
+bytes between the firmware's UART buffer and the line, waits (real time) up
+to ``ack_wait_ms`` for the host's acknowledgement of a new event, then jumps
+simulated time to the next deadline, button edge or scenario action.  After
+the scenario's ``end`` time runs at the real rate until the host has every
+event.  Runs only on the MicroPython unix port (``select.poll`` on a file,
+``termios``); CPython never imports it.
+"""
+import gc
+import micropython
+import select
+import sys
+import time
+
+from hallclock_fw.hw import device
+
+from .runner import Runner
+
+EXIT_SILENT = 3  # the host was silent for silence_ms
+EXIT_MEMORY = 4  # MemoryError: the heap is too small
+_LINE_BUFFER = 1024  # bytes the line holds for a host that does not read
+
+
+class Done(Exception):
+    """The scenario has ended and the host has every event."""
+
+
+class Silent(Exception):
+    """No byte from the host for ``silence_ms``."""
+
+
+class Rebooted(Exception):
+    """A ``reboot`` action: the loop starts again with the new App."""
+
+
+class UnixHW(Runner):
+    """The hardware object of hw/device.py (panel, uart, ticks_ms, wait, ...)
+    around the scenario Runner's fake pins and schedule."""
+
+    def __init__(self, link, mode, settings, actions, clock, sid, start_ticks=0,
+                 period=None, silence_ms=30000, ack_wait_ms=50, account=False):
+        self.line = link
+        self.poller = select.poll()
+        self.poller.register(link, select.POLLIN)
+        self.rxbuf = bytearray(256)
+        self.pending_out = b""
+        self.silence_ms = silence_ms
+        self.ack_wait_ms = ack_wait_ms
+        self.last_contact = time.ticks_ms()
+        self.last_real = self.last_contact
+        self.seen = 0
+        self.booted = 0
+        self.panel = None
+        self.default_clock = clock
+        # heap accounting per pass (tests, bench): see account_pass
+        self.account = account
+        self.pass_start = 0
+        self.pass_runs = 0
+        self.pass_total = 0
+        self.since_collect = 0  # bytes allocated since the loop's last collection
+        self.gross_max = 0
+        self.min_free = 1 << 30
+        self.own_collections = 0
+        self.high_water = 0
+        self.max_pass_alloc = 0
+        self.longest_collect_us = 0
+        Runner.__init__(self, mode, settings, actions, clock=clock, sid=sid,
+                        start_ticks=start_ticks, period=period)
+
+    # -- hw/device.py's hardware object ------------------------------------
+    def _boot(self, now):
+        from hallclock_fw.hw.panel import build_panel
+        self.panel = build_panel(self.pins, self.buzzer, self.leds, self.hall,
+                                 self.displays, now)
+        self.panel.buttons.arm()
+        self.booted += 1
+        self.app = device.start(self)
+        gc.collect()
+        self.heap_after_start = gc.mem_alloc()
+        self.modules_after_start = sorted(m for m in sys.modules if m.startswith("hallclock_fw"))
+        self.mark_pass()
+
+    def ticks_ms(self):
+        return self.now()
+
+    def read_config(self):
+        from hallclock_fw import settings as settings_mod
+        lines = ["clock = " + self.clock_name, "mode = " + self.mode]
+        text = settings_mod.format_text(self.mode, self.settings)
+        lines.extend(p for p in text.split(";") if p)
+        return "\n".join(lines) + "\n"
+
+    def session_id(self):
+        return self.sid
+
+    def console(self, text):
+        sys.stderr.write(text + "\n")
+
+    def set_brightness(self, level):
+        pass
+
+    # -- heap accounting ------------------------------------------------------
+    def mark_pass(self):
+        if self.account:
+            self.pass_start = gc.mem_alloc()
+            self.pass_runs = device.GC[0]
+            self.pass_total = micropython.mem_total()
+
+    def account_pass(self):
+        """After a pass (and the loop's own idle collection, if any).
+
+        MicroPython collects on its own only when an allocation fails or when
+        more than ``gc.threshold()`` bytes were allocated since the last
+        collection.  ``micropython.mem_total()`` counts every byte ever
+        allocated, so the bytes allocated since the loop's last collection are
+        known at every pass end; together with the heap's lowest free figure
+        they show whether an automatic collection could have fallen inside a
+        pass (``gross_max`` against ``threshold``, ``min_free``)."""
+        total = micropython.mem_total()
+        used = gc.mem_alloc()
+        if device.GC[0] != self.pass_runs:
+            self.own_collections += device.GC[0] - self.pass_runs
+            end = device.GC[1]  # the heap just before the loop collected
+            gross = self.since_collect + total - self.pass_total
+            self.since_collect = 0
+        else:
+            end = used
+            gross = self.since_collect = self.since_collect + total - self.pass_total
+        if gross > self.gross_max:
+            self.gross_max = gross
+        if end - self.pass_start > self.max_pass_alloc:
+            self.max_pass_alloc = end - self.pass_start
+        if end > self.high_water:
+            self.high_water = end
+        free = gc.mem_free()
+        if free < self.min_free:
+            self.min_free = free
+
+    def report(self):
+        from hallclock_fw.hw.device import GC
+        return {"own_collections": self.own_collections, "loop_collections": GC[0],
+                "gross_max": self.gross_max, "min_free": self.min_free, "high_water": self.high_water,
+                "max_pass_alloc": self.max_pass_alloc, "passes": self.passes,
+                "heap_after_start": self.heap_after_start, "heap_total": gc.mem_free() +
+                gc.mem_alloc(), "longest_collect_us": self.longest_collect_us,
+                "threshold": gc.threshold(), "firmware_from": device.__file__,
+                "modules_after_start": self.modules_after_start,
+                "free_end": gc.mem_free(), "alloc_end": gc.mem_alloc(),
+                "largest_free_end": largest_free()}
+
+    # -- the line ------------------------------------------------------------
+    def _write(self):
+        out = self.pending_out
+        if self.uart.outbox:
+            out = self.uart.take() if not out else out + self.uart.take()
+        if out:
+            n = self.line.write(out)
+            if n is None:  # the line is full
+                n = 0
+            out = out[n:] if n < len(out) else b""
+            if len(out) > _LINE_BUFFER:  # nobody reads: the USB bridge drops the rest
+                out = out[:_LINE_BUFFER]
+        self.pending_out = out
+
+    def _read(self, ms):
+        got = False
+        rx = self.rxbuf
+        for _obj, ev in self.poller.ipoll(ms):
+            if ev & select.POLLIN:
+                n = self.line.readinto(rx)
+                if n:
+                    self.uart.feed(rx[:n])
+                    got = True
+        if got:
+            self.last_contact = time.ticks_ms()
+        return got
+
+    def wait(self, due):
+        if self.account:
+            self.account_pass()
+        self.passes += 1
+        app = self.app
+        if self.ended:
+            status = 2 if not app.idle() else 1
+        else:
+            status = 0
+        self._write()
+        seq = app.link.seq
+        fresh = seq != self.seen
+        self.seen = seq
+        got = self._read(0)
+        if not got and (status != 0 or (fresh and self.pending())):
+            self._read(self.ack_wait_ms if status == 0 else 20)
+        while status == 1:  # ended, all acknowledged: flush and stop
+            if not self.pending_out:
+                raise Done()
+            self._write()
+            self._read(20)
+        real = time.ticks_ms()
+        if time.ticks_diff(real, self.last_contact) > self.silence_ms:
+            raise Silent()
+        if status == 0:
+            self.ms = self._next_ms()
+        else:
+            step = time.ticks_diff(real, self.last_real)
+            self.ms += step if step > 0 else 1
+        self.last_real = real
+        self.clock.now = self.now()
+        booted = self.booted
+        self._apply()
+        if self.booted != booted:
+            raise Rebooted()
+        self.mark_pass()
+
+
+def largest_free():
+    """The largest block the heap can still give (bisected with allocations):
+    fragmentation, next to ``gc.mem_free()``."""
+    gc.collect()
+    lo, hi = 0, gc.mem_free()
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        try:
+            b = bytearray(mid)
+            del b
+            lo = mid
+        except MemoryError:
+            hi = mid - 1
+    gc.collect()
+    return lo
+
+
+def open_line(path_or_fd):
+    """The link: a port path this process opens (raw, reads that never block),
+    or a file descriptor handed over by the host tool (a pty's master end)."""
+    if isinstance(path_or_fd, int):
+        return open(path_or_fd, "r+b")
+    f = open(path_or_fd, "r+b")
+    import termios
+    termios.setraw(f.fileno())
+    attrs = termios.tcgetattr(f.fileno())
+    cc = attrs[6]
+    cc[6] = 0  # VMIN: a read returns what is there ...
+    cc[5] = 0  # VTIME: ... at once
+    termios.tcsetattr(f.fileno(), termios.TCSANOW, attrs)
+    return f
+
+
+def load_scenario(path):
+    """(mode, settings, actions) from the JSON file the host tool wrote."""
+    import json
+    with open(path) as f:
+        s = json.load(f)
+    settings = {}
+    for key, value in s["settings"].items():  # JSON has lists where settings hold tuples
+        settings[key] = tuple(value) if isinstance(value, list) else value
+    actions = [(a[0], a[1], tuple(a[2]) if isinstance(a[2], list) else a[2])
+               for a in s["actions"]]
+    return s["mode"], settings, actions
+
+
+def _timed_collect(hw):
+    """The firmware's idle collection, timed (the longest ``gc.collect()``)."""
+    inner = device.idle_collect
+
+    def idle_collect(now, due):
+        t0 = time.ticks_us()
+        done = inner(now, due)
+        if done:
+            t = time.ticks_diff(time.ticks_us(), t0)
+            if t > hw.longest_collect_us:
+                hw.longest_collect_us = t
+        return done
+    device.idle_collect = idle_collect
+
+
+def main(link, scenario, clock, sid, start_ticks=0, period=None,
+         silence_ms=30000, account=False, gc_policy="firmware"):
+    """Run the scenario to its end; exit code 0 (the host has every event),
+    EXIT_SILENT or EXIT_MEMORY.  With ``account`` a line ``@@ {json}`` with the
+    heap figures goes to stdout at the end."""
+    try:
+        mode, settings, actions = load_scenario(scenario)
+        gc.collect()
+        hw = UnixHW(open_line(link), mode, settings, actions, clock, sid,
+                    start_ticks=start_ticks, period=period, silence_ms=silence_ms,
+                    account=account)
+        if account:
+            _timed_collect(hw)
+        if gc_policy == "off":  # the control: collections where they fall
+            device.idle_collect = lambda now, due: False
+            gc.threshold(4096)
+        hw._apply()  # what is due at ms 0 (as the Runner's first step)
+        while True:
+            try:
+                device.loop(hw, hw.app)
+            except Rebooted:
+                continue
+            except Done:
+                break
+    except Silent:
+        sys.exit(EXIT_SILENT)
+    except MemoryError as e:
+        sys.print_exception(e)
+        sys.stderr.write("@@memory\n")
+        sys.exit(EXIT_MEMORY)
+    if account:
+        import json
+        print("@@ " + json.dumps(hw.report()))

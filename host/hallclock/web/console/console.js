@@ -1,0 +1,159 @@
+// hallclock referee console: polls /api/grid and shows what the server says.
+// The page computes no time of its own: every text comes from the server's
+// model of the clocks.
+"use strict";
+(function () {
+  var POLL_MS = 500;
+  var failures = 0;
+  var open = null;          // the clock whose detail is shown
+  var reasons = [];
+  var ticks = 0;
+
+  function $(id) { return document.getElementById(id); }
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) { e.className = cls; }
+    if (text !== undefined && text !== null) { e.textContent = text; }
+    return e;
+  }
+
+  function card(t) {
+    var c = el("div", "table");
+    c.id = "table-" + t.clock;
+    c.setAttribute("data-clock", t.clock);
+    var head = el("div", "line");
+    head.appendChild(el("span", "name", t.clock));
+    head.appendChild(el("span", "mode", t.mode + (t.round ? " · round " + t.round : "")));
+    c.appendChild(head);
+    c.appendChild(el("div", "left", t.left));
+    var runs = t.finished ? "finished" : t.paused ? "paused (" + (t.player || "hall") + ")" :
+      t.player ? t.player + "'s time" : "not running";
+    c.appendChild(el("div", "line runs", runs + (t.move ? " · move " + t.move : "")));
+    var warn = t.warnings.map(function (w) { return w + "s"; }).join(" ");
+    if (t.overtime) { warn = (warn ? warn + " " : "") + "OVERTIME"; }
+    if (t.playout) { warn = (warn ? warn + " · " : "") + "play-out: " + t.playout; }
+    c.appendChild(el("div", "line warnings", warn));
+    c.appendChild(el("div", "line link", t.lost ? "link lost · last heard " + t.last_heard :
+      "heard " + t.last_heard + (t.round_left ? " · round " + t.round_left : "")));
+    c.className = ["table", t.overtime ? "overtime" : "", t.paused ? "paused" : "",
+      t.finished ? "finished" : "", t.lost ? "lost" : ""].join(" ").trim();
+    c.onclick = function () { showDetail(t.clock); };
+    return c;
+  }
+
+  function show(g) {
+    reasons = g.reasons || [];
+    $("log").textContent = g.log || "";
+    $("note").textContent = g.note || (g.exists ? "" : "waiting for the log");
+    $("count").textContent = g.tables.length + " table(s)";
+    var grid = $("grid");
+    grid.textContent = "";
+    g.tables.forEach(function (t) { grid.appendChild(card(t)); });
+    ticks += 1;
+    var busy = document.activeElement && document.activeElement.tagName === "SELECT";
+    if (open && !busy && ticks % 4 === 0) { loadDetail(open); }  // not under the referee's hand
+  }
+
+  function request(method, url, body, done) {
+    var req = new XMLHttpRequest();
+    req.open(method, url, true);
+    req.timeout = 3000;
+    if (body) {
+      req.setRequestHeader("Content-Type", "application/json");
+      req.setRequestHeader("X-Hallclock-Token", $("token").value.trim());
+    }
+    req.onload = function () {
+      var data = null;
+      try { data = JSON.parse(req.responseText); } catch (e) { data = null; }
+      done(req.status, data);
+    };
+    req.onerror = req.ontimeout = function () { done(0, null); };
+    req.send(body ? JSON.stringify(body) : null);
+  }
+
+  function poll() {
+    request("GET", "/api/grid", null, function (code, data) {
+      if (code !== 200 || !data) {
+        failures += 1;
+        $("link").textContent = "no contact with the hallclock server";
+        setTimeout(poll, POLL_MS * 2);
+        return;
+      }
+      failures = 0;
+      $("link").textContent = "live";
+      show(data);
+      setTimeout(poll, POLL_MS);
+    });
+  }
+
+  function act(body) {
+    request("POST", "/api/action", body, function (code, data) {
+      $("answer").textContent = data ? (data.text || data.error || "") : "no answer";
+      $("answer").className = code === 200 ? "" : "warn";
+      if (open) { loadDetail(open); }
+    });
+  }
+
+  function row(tbody, cells, cls) {
+    var tr = el("tr", cls || "");
+    cells.forEach(function (c) {
+      var td = el("td");
+      if (c instanceof Node) { td.appendChild(c); } else { td.textContent = c; }
+      tr.appendChild(td);
+    });
+    tbody.appendChild(tr);
+  }
+
+  function loadDetail(clock) {
+    request("GET", "/api/table?clock=" + encodeURIComponent(clock), null, function (code, d) {
+      if (code !== 200 || !d || open !== clock) { return; }
+      $("detail-clock").textContent = d.clock + " · " + d.mode + " · session " + d.session;
+      var pb = $("pauses").querySelector("tbody");
+      pb.textContent = "";
+      d.pauses.forEach(function (p) {
+        var sel = el("select");
+        sel.className = "reason";
+        reasons.forEach(function (r) {
+          var o = el("option", "", r.text);
+          o.value = r.key;
+          if (r.key === p.reason) { o.selected = true; }
+          sel.appendChild(o);
+        });
+        var b = el("button", "tag", "tag");
+        b.type = "button";
+        b.onclick = function () {
+          act({action: "tag", clock: d.clock, session: p.session, pause_seq: p.seq,
+               reason: sel.value});
+        };
+        row(pb, [String(p.seq), p.move === null ? "–" : String(p.move), p.player || "–",
+                 p.at, p.length, p.restart, p.reason ? p.reason_text : sel, b],
+            p.reason ? "tagged" : "untagged");
+      });
+      var mb = $("moves").querySelector("tbody");
+      mb.textContent = "";
+      d.moves.forEach(function (m) {
+        row(mb, [String(m.move), m.player, m.used, m.warnings, m.overtime, m.pauses, m.notes],
+            m.expired ? "expired" : "");
+      });
+    });
+  }
+
+  function showDetail(clock) {
+    open = clock;
+    $("detail").hidden = false;
+    loadDetail(clock);
+  }
+
+  $("close").onclick = function () { open = null; $("detail").hidden = true; };
+  $("gong").onclick = function () { act({action: "gong"}); };
+  $("start").onclick = function () {
+    var n = parseInt($("round").value, 10);
+    act({action: "start", round: isNaN(n) ? null : n});
+  };
+  var saved = window.localStorage ? localStorage.getItem("hallclock-token") : null;
+  if (saved) { $("token").value = saved; }
+  $("token").onchange = function () {
+    if (window.localStorage) { localStorage.setItem("hallclock-token", $("token").value); }
+  };
+  poll();
+}());

@@ -1,0 +1,240 @@
+"""A hall on the real broker for the MQTT tests: a generated configuration
+(broker-config) in a temporary folder, Mosquitto on a free localhost port
+(stopped by the test), virtual clocks running the firmware's own network link
+in threads, loggers as ``hallclock log --broker`` subprocesses, and a TCP
+proxy that can cut one clock's path or reset its socket.
+
+Mosquitto started as root drops to the ``mosquitto`` user, which cannot enter
+pytest's private temporary folders: the test broker then runs with
+``user root`` added to a run-time copy of its configuration (docs/network.md).
+"""
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+from hallclock import broker, mqtthost, scenario, virtual
+from hallclock.logfile import read_records
+from hallclock_fw.settings import parse
+
+HALLCLOCK = [sys.executable, "-m", "hallclock"]
+HALL = "test-hall"
+
+
+def strip(records):
+    return [{k: v for k, v in r.items() if k != "host_time"} for r in records]
+
+
+def wait_for(cond, timeout=30.0, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def game(moves=40, gap_ms=5000, start=0):
+    """A Scrabble game: START, then a press every ``gap_ms``, then end."""
+    lines = [f"{start} press START", f"{start + 1500} press B"]
+    t = start + 1500
+    for i in range(moves):
+        t += gap_ms
+        lines.append(f"{t} press {'A' if i % 2 == 0 else 'B'}")
+    lines.append(f"{t + 3000} end")
+    return "\n".join(lines) + "\n"
+
+
+class Hall:
+    def __init__(self, folder, clocks=("t1", "t2", "t3"), tls=False):
+        self.folder = str(folder)
+        self.conf_dir = os.path.join(self.folder, "broker")
+        self.clocks = list(clocks)
+        self.port = broker.free_port()
+        tls_conf = None
+        if tls:
+            from hallclock import tlsca
+            self.tls_port = broker.free_port()
+            tls_conf = (self.tls_port,) + tlsca.make_ca(os.path.join(self.conf_dir, "tls"),
+                                                        "127.0.0.1")
+            self.ca = tls_conf[1]
+        self.creds = broker.write_config(self.conf_dir, HALL, self.clocks, port=self.port,
+                                         bind="127.0.0.1", tls=tls_conf)
+        self.cred_file = os.path.join(self.conf_dir, "credentials.json")
+        extra = ["user root"] if broker.reachable_by_broker(self.conf_dir) else []
+        self.broker_log = open(os.path.join(self.folder, "mosquitto.log"), "ab")
+        self.broker = broker.Broker(self.conf_dir, extra=extra, log=self.broker_log)
+        self.broker.start()
+        self.address = ("127.0.0.1", self.port)
+        self.loggers = []
+        self.devices = []
+        self.proxies = []
+
+    # -- loggers -----------------------------------------------------------
+    def start_logger(self, out, clocks=None, extra=(), wait=True):
+        args = HALLCLOCK + ["log", "--broker", f"127.0.0.1:{self.port}", "--hall", HALL,
+                            "--credentials", self.cred_file, "--out", str(out),
+                            "--exit-on-end", "--plain"]
+        if clocks:
+            args += ["--clocks", ",".join(clocks)]
+        p = subprocess.Popen(args + list(extra), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        self.loggers.append(p)
+        if wait:  # the live view's first line: connected and subscribed
+            p.stdout.readline()
+        threading.Thread(target=p.stdout.read, daemon=True).start()
+        return p
+
+    def wait_logger(self, p, timeout=60):
+        try:
+            p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            raise AssertionError("the logger did not exit on end: " + p.stderr.read())
+        err = p.stderr.read()
+        assert p.returncode == 0, err
+        return err
+
+    # -- clocks ------------------------------------------------------------
+    def device(self, clock, text, sid="0000cafe", via=None, start=True, after_pass=None):
+        actions = scenario.parse_text(text, "<test>")
+        runner = virtual.make_runner("scrabble", parse("scrabble", []), actions, clock=clock,
+                                     sid=sid)
+        address = via.address if via is not None else self.address
+        net = mqtthost.device_link(address, HALL, clock, self.creds[clock])
+        d = mqtthost.NetDeviceThread(runner, net, silence_s=20, after_pass=after_pass)
+        self.devices.append(d)
+        if start:
+            d.start()
+        return d
+
+    def proxy(self):
+        p = Proxy(self.address)
+        self.proxies.append(p)
+        return p
+
+    def close(self):
+        for d in self.devices:
+            d.halt = True
+        for d in self.devices:
+            if d.is_alive():
+                d.join(10)
+        for p in self.loggers:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        for p in self.proxies:
+            p.close()
+        self.broker.stop()
+        self.broker_log.close()
+
+
+def reference(folder, clock, text, sid="0000cafe"):
+    """The fault-free log of ``text`` over a pty (the serial link)."""
+    out = os.path.join(str(folder), f"ref-{clock}.jsonl")
+    actions = scenario.parse_text(text, "<test>")
+    runner = virtual.make_runner("scrabble", parse("scrabble", []), actions, clock=clock, sid=sid)
+    from hallclock.logger import Logger
+    from hallclock.transport import pty_pair
+    master, slave, path = pty_pair()
+    logger = Logger([path], out)
+    logger.open()
+    dev = virtual.DeviceThread(runner, master)
+    dev.start()
+    logger.run(stop=lambda: not dev.is_alive(), max_s=60)
+    dev.join(5)
+    os.close(master)
+    os.close(slave)
+    return strip(read_records(out))
+
+
+def clock_records(path, clock):
+    return strip([r for r in read_records(path) if r.get("clock") == clock])
+
+
+class Proxy:
+    """A TCP proxy between clocks and the broker: ``cut()`` stops moving bytes
+    both ways (the path is down, TCP holds what was sent), ``mend()`` moves
+    them again, ``reset()`` kills every connection (the clock's socket dies)."""
+
+    def __init__(self, target):
+        self.target = target
+        self.lsock = socket.socket()
+        self.lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.lsock.bind(("127.0.0.1", 0))
+        self.lsock.listen(16)
+        self.address = self.lsock.getsockname()
+        self.open = threading.Event()
+        self.open.set()
+        self.pairs = []
+        self.closed = False
+        self.connections = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while not self.closed:
+            try:
+                a, _ = self.lsock.accept()
+            except OSError:
+                return
+            try:
+                b = socket.create_connection(self.target)
+            except OSError:
+                a.close()
+                continue
+            self.connections += 1
+            self.pairs.append((a, b))
+            threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(b, a), daemon=True).start()
+
+    def _pipe(self, src, dst):
+        while True:
+            self.open.wait()
+            try:
+                data = src.recv(4096)
+            except OSError:
+                data = b""
+            if not data:
+                break
+            self.open.wait()  # bytes read just before a cut wait for the mend
+            try:
+                dst.sendall(data)
+            except OSError:
+                break
+        for s in (src, dst):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def cut(self):
+        self.open.clear()
+
+    def mend(self):
+        self.open.set()
+
+    def reset(self):
+        import struct
+        for a, b in self.pairs:
+            for s in (a, b):
+                try:
+                    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    s.close()
+                except OSError:
+                    pass
+        self.pairs = []
+
+    def close(self):
+        self.closed = True
+        self.open.set()
+        self.reset()
+        self.lsock.close()
+
+
+def kill(p):
+    p.send_signal(signal.SIGKILL)
+    p.wait()

@@ -1,0 +1,224 @@
+"""The clock's own MQTT client and network link (firmware/hallclock_fw/mqtt.py,
+netlink.py), under CPython: on scripted sockets for the packet grammar,
+timeouts and backoff (ticks are passed in, so no test waits on a clock), and
+on real sockets for "never blocks".  Against the real broker they run in
+test_mqtt_link.py, test_mqtt_faults.py and test_mqtt_security.py."""
+import ast
+import errno
+import pathlib
+import socket
+
+import pytest
+
+from hallclock_fw import mqtt, protocol
+from hallclock_fw.hw import config
+from hallclock_fw.netlink import BACKOFF_MAX_MS, BACKOFF_MIN_MS, NetLink
+
+FIRMWARE = pathlib.Path(__file__).resolve().parent.parent / "firmware"
+
+
+class FakeSock:
+    """Gives ``incoming`` a few bytes per recv; takes at most ``room`` bytes per send."""
+
+    def __init__(self, incoming=b"", chunk=3, room=1 << 20):
+        self.incoming = bytearray(incoming)
+        self.chunk = chunk
+        self.room = room
+        self.sent = bytearray()
+        self.closed = False
+
+    def send(self, data):
+        if self.room <= 0:
+            raise OSError(errno.EAGAIN, "full")
+        n = min(len(data), self.room)
+        self.sent += data[:n]
+        return n
+
+    def recv(self, n):
+        if not self.incoming:
+            raise OSError(errno.EAGAIN, "nothing")
+        k = min(n, self.chunk)
+        out = bytes(self.incoming[:k])
+        del self.incoming[:k]
+        return out
+
+    def close(self):
+        self.closed = True
+
+
+CONNACK_OK = b"\x20\x02\x00\x00"
+SUBACK_OK = b"\x90\x03\x00\x01\x00"
+
+
+def publish(topic, payload, qos=0):
+    body = bytes((len(topic) >> 8, len(topic) & 255)) + topic
+    if qos:
+        body += b"\x00\x07"
+    return mqtt._packet(0x30 | (qos << 1), body + payload)
+
+
+def test_only_the_wifi_module_imports_network():
+    importers = []
+    for p in FIRMWARE.rglob("*.py"):
+        for node in ast.walk(ast.parse(p.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            if any(n.split(".")[0] == "network" for n in names):
+                importers.append(p.relative_to(FIRMWARE).as_posix())
+    assert importers == ["hallclock_fw/hw/wifi.py"]
+
+
+def test_connect_subscribe_and_messages_in_fragments():
+    got = []
+    c = mqtt.Client("t1", "t1", "pw", 15, ("a/down", "all/down"),
+                    lambda t, p: got.append((t, p)))
+    frame = protocol.ack("0000cafe", 12)
+    s = FakeSock(CONNACK_OK + SUBACK_OK + publish(b"a/down", frame) +
+                 publish(b"all/down", b"C 3 0*x", qos=1), chunk=3)
+    c.start(s, 0)
+    for now in range(40):
+        c.poll(now)
+    assert c.state == mqtt.UP
+    assert got == [(b"a/down", frame), (b"all/down", b"C 3 0*x")]
+    # CONNECT names the user and password; SUBSCRIBE asks QoS 0 for both
+    assert s.sent.startswith(mqtt.connect_packet("t1", "t1", "pw", 15))
+    assert mqtt.subscribe_packet(1, ("a/down", "all/down")) in s.sent
+    assert s.sent.endswith(b"\x40\x02\x00\x07")  # the QoS 1 message acknowledged
+
+
+@pytest.mark.parametrize("code, why", [(4, "bad user name or password"), (5, "not authorized")])
+def test_refused_connection_says_why(code, why):
+    c = mqtt.Client("t1", "t1", "pw", 15, ("x",))
+    c.start(FakeSock(bytes((0x20, 2, 0, code))), 0)
+    c.poll(1)
+    c.poll(2)
+    assert c.state == mqtt.DEAD and c.why == "refused: " + why
+
+
+def test_no_connack_gives_up_after_the_timeout():
+    c = mqtt.Client("t1", "t1", "pw", 15, ("x",))
+    s = FakeSock()
+    c.start(s, 100)
+    c.poll(100 + mqtt.CONNECT_TIMEOUT_MS)
+    assert c.state == mqtt.CONNECTING
+    c.poll(101 + mqtt.CONNECT_TIMEOUT_MS)
+    assert c.state == mqtt.DEAD and s.closed
+
+
+def test_keepalive_pings_then_notices_a_silent_broker():
+    c = mqtt.Client("t1", None, None, 10, ())
+    s = FakeSock(CONNACK_OK, chunk=4)
+    c.start(s, 0)
+    c.poll(0)
+    assert c.state == mqtt.UP
+    n = len(s.sent)
+    c.poll(4999)
+    assert len(s.sent) == n
+    c.poll(5000)
+    assert bytes(s.sent[n:]) == b"\xc0\x00"  # PINGREQ at half the keepalive
+    c.poll(15000)
+    assert c.state == mqtt.UP
+    c.poll(15001)
+    assert c.state == mqtt.DEAD and c.why == "the broker went silent"
+
+
+def test_a_packet_too_long_for_the_clock_ends_the_connection():
+    c = mqtt.Client("t1", None, None, 10, ())
+    c.start(FakeSock(CONNACK_OK + publish(b"t", b"x" * 600), chunk=256), 0)
+    for now in range(5):
+        c.poll(now)
+    assert c.state == mqtt.DEAD and "too long" in c.why
+
+
+def test_publish_refused_when_down_or_the_queue_is_full():
+    c = mqtt.Client("t1", None, None, 10, ())
+    assert not c.publish(b"t", b"frame")  # not connected: dropped, the link resends
+    s = FakeSock(CONNACK_OK, room=0)
+    c.start(s, 0)
+    c.poll(0)
+    s.room = 0
+    c.state = mqtt.UP
+    sent = 0
+    while c.publish(b"hallclock/h/t1/up", b"E" * 60):
+        sent += 1
+    assert 20 <= sent <= mqtt.TX_MAX // 60 and c.dropped == 2
+
+
+def test_poll_never_blocks_on_a_peer_that_does_not_read():
+    """A real socket whose peer never reads: the send buffer fills, every
+    poll still returns (the socket is non-blocking), publishes are refused."""
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    s.connect(srv.getsockname())
+    s.setblocking(False)
+    peer, _ = srv.accept()
+    c = mqtt.Client("t1", None, None, 10, ())
+    c.start(s, 0)
+    c.state = mqtt.UP
+    refused = 0
+    for now in range(100000):
+        if not c.publish(b"hallclock/h/t1/up", b"E" * 150):
+            refused += 1
+        c.poll(now % 4000)
+        if refused > 50:
+            break
+    assert refused > 50 and c.out_n > 0  # the kernel stopped taking bytes; we went on
+    for x in (s, peer, srv):
+        x.close()
+
+
+class Opener:
+    def __init__(self):
+        self.calls = []
+        self.fail = True
+        self.socks = []
+
+    def __call__(self, now):
+        self.calls.append(now)
+        if self.fail:
+            raise OSError(errno.ECONNREFUSED, "refused")
+        s = FakeSock(CONNACK_OK + SUBACK_OK)
+        self.socks.append(s)
+        return s
+
+
+def test_netlink_backs_off_then_connects_and_says_hello():
+    op = Opener()
+    t = [0]
+    link = NetLink("h", "t1", "t1", "pw", op, lambda: t[0])
+    gaps = []
+    for now in range(0, 60000, 10):
+        t[0] = now
+        link.any()
+    gaps = [b - a for a, b in zip(op.calls, op.calls[1:])]
+    assert gaps[0] >= BACKOFF_MIN_MS and gaps == sorted(gaps)
+    assert max(gaps) <= BACKOFF_MAX_MS + 10 and gaps[-1] >= BACKOFF_MAX_MS
+    op.fail = False
+    for now in range(60000, 70000, 10):
+        t[0] = now
+        link.any()
+    assert link.connected() and link.connects == 1
+    # the DeviceLink is told to say hello and resend at once
+    buf = bytearray(64)
+    n = link.readinto(buf)
+    assert bytes(buf[:n]) == protocol.who()
+    # one frame, one message, on the clock's own topic
+    link.write(protocol.hello("0000cafe", "t1", "scrabble", "1"))
+    link.service(70010)
+    assert publish(b"hallclock/h/t1/up", protocol.hello("0000cafe", "t1", "scrabble", "1")) \
+        in op.socks[-1].sent
+
+
+def test_cfg_with_the_hall_network():
+    text = ("clock = t1\nwifi_ssid = HALL\nwifi_password = pw\nbroker = 10.0.0.2:1883\n"
+            "hall = open\nuser = t1\npassword = secret\n")
+    cfg = config.parse(text, "x")
+    assert cfg.error is None and cfg.net["broker"] == "10.0.0.2:1883"
+    assert config.parse("clock = t1\n", "x").net is None
+    bad = config.parse(text.replace("hall = open\n", ""), "x")
+    assert "needs hall" in bad.error and bad.net is None
+    assert "HOST:PORT" in config.parse(text.replace("10.0.0.2:1883", "nohost"), "x").error

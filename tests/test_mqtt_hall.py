@@ -1,0 +1,85 @@
+"""The hall on the network: the referee's START reaches every clock through
+``all/down`` with no logger running (ČAS 4.1: every game of the round starts
+on the one signal), and ``hall-simulate --transport mqtt`` runs a hall unit
+and its tables through our own Mosquitto into one log, relayed as on the
+serial hall.
+"""
+import os
+import subprocess
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from mqttrig import HALL, HALLCLOCK, Hall, wait_for  # noqa: E402
+
+from hallclock import mqtthost, scenario, virtual  # noqa: E402
+from hallclock.logfile import read_records  # noqa: E402
+from hallclock.vdev.netpump import ticks_ms  # noqa: E402
+from hallclock_fw.settings import parse  # noqa: E402
+
+
+@pytest.fixture
+def hall(tmp_path):
+    h = Hall(tmp_path)
+    yield h
+    h.close()
+
+
+def test_referee_start_reaches_every_clock_without_a_logger(hall, tmp_path):
+    """Three clocks waiting for the round, no logger: the referee's START on
+    all/down starts each of them; a logger started afterwards collects their
+    logs, each with the one start gong and B's first move waiting."""
+    text = "40000 end\n"  # the table waits; START comes from the referee
+    devices = []
+    t0 = ticks_ms()
+    for i, c in enumerate(hall.clocks):
+        runner = virtual.make_runner("scrabble", parse("scrabble", []),
+                                     scenario.parse_text(text, "<t>"), clock=c,
+                                     sid="0000ab%02x" % i)
+        net = mqtthost.device_link(hall.address, HALL, c, hall.creds[c])
+        d = mqtthost.NetDeviceThread(runner, net, silence_s=20, paced=(t0, 20.0))
+        d.start()
+        devices.append(d)
+        hall.devices.append(d)
+    wait_for(lambda: all(d.net.connected() for d in devices), 20, "clocks on the broker")
+    r = subprocess.run(HALLCLOCK + ["referee", "START", "--broker", f"127.0.0.1:{hall.port}",
+                                    "--hall", HALL, "--credentials", hall.cred_file],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    # the clocks number the start gong themselves, with no host anywhere
+    wait_for(lambda: all(d.runner.last_seq() >= 2 for d in devices), 30, "start gongs")
+    log = tmp_path / "late.jsonl"
+    lg = hall.start_logger(log)
+    hall.wait_logger(lg, timeout=90)
+    records = read_records(str(log))
+    for c in hall.clocks:
+        mine = [r for r in records if r["clock"] == c]
+        assert [r["event"] for r in mine][:2] == ["boot", "gong"]
+        assert [r.get("kind") for r in mine if r["event"] == "gong"][0] == "start"
+        assert mine[-1]["event"] == "end"
+
+
+def test_referee_with_a_wrong_password_is_refused(hall, tmp_path):
+    import json
+    bad = tmp_path / "c.json"
+    bad.write_text(json.dumps({"referee": {"user": "referee", "password": "nope"}}))
+    r = subprocess.run(HALLCLOCK + ["referee", "GONG", "--broker", f"127.0.0.1:{hall.port}",
+                                    "--hall", HALL, "--credentials", str(bad)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "refused 'referee'" in r.stderr
+
+
+def test_hall_simulate_on_our_own_mosquitto(tmp_path, script):
+    """Two commands of the README's tour: a virtual hall on MQTT."""
+    hall_script = script("1000 press START\n30000 end\n", "hall.txt")
+    out = tmp_path / "hall.jsonl"
+    r = subprocess.run(HALLCLOCK + ["hall-simulate", "--tables", "3", "--script", hall_script,
+                                    "--speed", "20", "--out", str(out), "--transport", "mqtt"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "relayed 1 signal(s) to 3 table(s)" in r.stdout
+    records = read_records(str(out))
+    for c in ("hall", "table-1", "table-2", "table-3"):
+        events = [x["event"] for x in records if x["clock"] == c]
+        assert events[0] == "boot" and "gong" in events and events[-1] == "end", (c, events)

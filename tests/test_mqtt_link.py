@@ -1,0 +1,144 @@
+"""The hall network end to end, on the real Mosquitto: broker-config writes a
+hall, the broker runs it, clocks run the firmware's own network link (its MQTT
+client and the serial link's ring and resends), ``hallclock log --broker``
+logs them.  A clock's log over the network equals its log over a serial
+line, record for record (every field but ``host_time``).
+"""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from mqttrig import HALL, HALLCLOCK, Hall, clock_records, game, reference, strip  # noqa: E402
+
+from hallclock import broker  # noqa: E402
+
+
+@pytest.fixture
+def hall(tmp_path):
+    h = Hall(tmp_path)
+    yield h
+    h.close()
+
+
+def test_broker_config_writes_the_hall(tmp_path):
+    """The contract's files: mosquitto.conf (listener, persistence, no
+    anonymous access, password and ACL files), credentials.json for every
+    clock and logger/referee/viewer, each clock's hallclock.cfg."""
+    out = tmp_path / "hall"
+    r = subprocess.run(HALLCLOCK + ["broker-config", "--hall", "h1", "--clocks", "t1,t2",
+                                    "--out", str(out), "--port", "18830"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    conf = (out / "mosquitto.conf").read_text()
+    assert "listener 18830" in conf and "allow_anonymous false" in conf
+    assert "persistence true" in conf
+    assert f"password_file {out / 'passwords'}" in conf and f"acl_file {out / 'acl'}" in conf
+    creds = json.loads((out / "credentials.json").read_text())
+    assert sorted(creds) == ["logger", "referee", "t1", "t2", "viewer"]
+    assert len({c["password"] for c in creds.values()}) == 5
+    assert oct(os.stat(out / "credentials.json").st_mode & 0o777) == "0o600"
+    cfg = (out / "clocks" / "t2.cfg").read_text()
+    assert "clock = t2" in cfg and "hall = h1" in cfg and ":18830" in cfg
+    assert creds["t2"]["password"] in cfg and creds["t1"]["password"] not in cfg
+    # the clock's cfg is one the board reads (hw/config.py), network keys included
+    from hallclock_fw.hw import config
+    parsed = config.parse(cfg, "x")
+    assert parsed.error is None and parsed.clock == "t2" and parsed.net["hall"] == "h1"
+    assert parsed.net["password"] == creds["t2"]["password"]
+    # a second run never overwrites the passwords the clocks carry
+    r = subprocess.run(HALLCLOCK + ["broker-config", "--hall", "h1", "--clocks", "t1",
+                                    "--out", str(out)], capture_output=True, text=True)
+    assert r.returncode == 2 and "already holds" in r.stderr
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--clocks", "t1,all"], "taken"),
+    (["--clocks", "t1,t1"], "twice"),
+    (["--clocks", "bad name"], "letters"),
+    (["--clocks", "t1", "--port", "0"], "1-65535"),
+])
+def test_broker_config_refuses_bad_input(tmp_path, args, says):
+    r = subprocess.run(HALLCLOCK + ["broker-config", "--hall", "h", "--out",
+                                    str(tmp_path / "x")] + args, capture_output=True, text=True)
+    assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr
+
+
+def test_commands_end_to_end_give_the_serial_log(hall, tmp_path, script):
+    """log --broker and device --broker, as a user types them: the log equals
+    the pty log of the same script and session."""
+    text = game(moves=12)
+    path = script(text)
+    log = tmp_path / "net.jsonl"
+    lg = hall.start_logger(log, clocks=["t1"])
+    dev = subprocess.run(HALLCLOCK + ["device", "--broker", f"127.0.0.1:{hall.port}",
+                                      "--hall", HALL, "--clock", "t1", "--credentials",
+                                      hall.cred_file, "--script", path, "--session",
+                                      "0000cafe"], capture_output=True, text=True, timeout=60)
+    assert dev.returncode == 0, dev.stderr
+    hall.wait_logger(lg)
+    assert clock_records(log, "t1") == reference(tmp_path, "t1", text)
+
+
+def test_three_clocks_and_a_hot_standby_logger(hall, tmp_path):
+    """Every clock of the hall into one log; a second logger on another
+    laptop writes the identical log."""
+    texts = {c: game(moves=8 + 3 * i) for i, c in enumerate(hall.clocks)}
+    main, standby = tmp_path / "main.jsonl", tmp_path / "standby.jsonl"
+    loggers = [hall.start_logger(main), hall.start_logger(standby)]
+    for i, c in enumerate(hall.clocks):
+        hall.device(c, texts[c], sid="0000ca%02x" % i)
+    for p in loggers:
+        hall.wait_logger(p)
+    for i, c in enumerate(hall.clocks):
+        want = reference(tmp_path, c, texts[c], sid="0000ca%02x" % i)
+        assert clock_records(main, c) == want
+        assert clock_records(standby, c) == want
+
+
+def test_device_without_broker_is_told_why(tmp_path, script):
+    port = broker.free_port()
+    creds = tmp_path / "c.json"
+    creds.write_text(json.dumps({"t1": {"user": "t1", "password": "x"}}))
+    r = subprocess.run(HALLCLOCK + ["device", "--broker", f"127.0.0.1:{port}", "--hall", "h",
+                                    "--clock", "t1", "--credentials", str(creds), "--script",
+                                    script("0 end\n"), "--silence-s", "0.5"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and "no host contact" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--broker", "nohost"], "HOST:PORT"),
+    (["--broker", "127.0.0.1:1883"], "--hall"),
+    (["--hall", "h"], "goes with --broker"),
+    ([], "--port PORT"),
+])
+def test_log_broker_options_checked(tmp_path, args, says):
+    r = subprocess.run(HALLCLOCK + ["log", "--out", str(tmp_path / "x.jsonl")] + args,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and says in r.stderr, r.stderr
+
+
+def test_logger_refused_by_the_broker_exits_2(hall, tmp_path):
+    bad = tmp_path / "bad.json"
+    creds = dict(hall.creds)
+    creds["logger"] = {"user": "logger", "password": "wrong"}
+    bad.write_text(json.dumps(creds))
+    r = subprocess.run(HALLCLOCK + ["log", "--broker", f"127.0.0.1:{hall.port}", "--hall", HALL,
+                                    "--credentials", str(bad), "--out", str(tmp_path / "l.jsonl")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "refused 'logger'" in r.stderr
+    assert not (tmp_path / "l.jsonl").exists()
+
+
+def test_stats_line_counts_records(hall, tmp_path):
+    """The logger's closing line says what came in, as on the serial line."""
+    log = tmp_path / "l.jsonl"
+    lg = hall.start_logger(log, clocks=["t2"])
+    hall.device("t2", game(moves=2))
+    err = hall.wait_logger(lg)
+    n = len(log.read_text().splitlines())
+    assert n > 5 and f"{n} records written" in err

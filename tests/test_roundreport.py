@@ -1,0 +1,162 @@
+"""The round's report across tables (``hallclock report --round N LOG…``): per
+table the game, every overtime with move, player and amount (the evidence for
+a ČAS 10.2.6 claim), the games still running at the end gong and their
+play-out (16.3), the pauses with the referee's reasons and the rule the
+restart followed (9.1/10.1 or 11.2); CSV; one hall-wide plot.
+
+The games are simulated end to end on the virtual clock (5-minute rounds);
+their records carry ``round`` from the start gong on, as the host tags them
+after the clock took the round number (hostlink.tag_round)."""
+import csv
+import json
+
+import pytest
+
+from conftest import run_cli
+
+from hallclock import virtual
+from hallclock.hostlink import Session, tag_round
+from hallclock.logfile import read_records
+from hallclock.roundreport import referee_log_of
+from hallclock.scenario import parse_text
+from hallclock_fw.settings import parse
+
+SETS = ["round_min=5", "round_warn_min=1"]
+# table-1: B's move 2 runs 50 s over (ČAS 10.2.6), A's move 3 stopped by a
+# challenge, B's press restarts A (9.1, 10.1); the end gong (300 s) falls in
+# A's move 3; the session ends in play-out step (a)
+T1 = """0 press START
+1000 press B
+30000 press A
+200000 press B
+250000 press PAUSE
+280000 press B
+330000 press A
+340000 end
+"""
+# table-2: over before the end gong
+T2 = """0 press START
+1000 press B
+20000 press A
+40000 press B
+60000 end
+"""
+# table-3: a STOP in move 2: B stops his own time, then B's press ends move 2 (11.2);
+# the end gong in move 6 (B's) finishes the round, 7-8 are (b), 9-10 (c), then over
+T3 = """0 press START
+1000 press B
+50000 press A
+60000 press PAUSE
+70000 press B
+150000 press A
+200000 press B
+290000 press A
+310000 press B
+312000 press A
+314000 press B
+316000 press A
+318000 press B
+320000 press A
+330000 end
+"""
+
+
+def _game(tmp_path, name, text, number):
+    raw = tmp_path / f"{name}.raw.jsonl"
+    virtual.simulate(parse_text(text), "scrabble", parse("scrabble", SETS), str(raw),
+                     clock=name)
+    s = Session("x", name, "scrabble")
+    out = []
+    for r in read_records(raw):
+        if r["event"] == "gong" and r["kind"] == "start":
+            s.round = number  # the clock took the round with its START
+        tag_round(s, r)
+        out.append(r)
+    return out
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("round")
+    hall = tmp / "round3.jsonl"
+    other = tmp / "late.jsonl"
+    r1 = _game(tmp, "table-1", T1, 3)
+    r2 = _game(tmp, "table-2", T2, 3)
+    r3 = _game(tmp, "table-3", T3, 3)
+    r4 = _game(tmp, "table-4", T2, 2)  # the round before, in the same log
+    hall.write_text("".join(json.dumps(r) + "\n" for r in r4 + r1 + r2))
+    other.write_text("".join(json.dumps(r) + "\n" for r in r3))
+    pause = next(r for r in r1 if r["event"] == "pause")
+    stop = next(r for r in r3 if r["event"] == "pause")
+    side = [{"clock": "referee", "seq": 1, "t_ms": 5, "event": "pause_reason",
+             "table": "table-1", "table_session": pause["session"], "pause_seq": pause["seq"],
+             "move": pause["move"], "player": pause["player"], "reason": "dispute",
+             "session": "0000beef", "host_time": "2026-12-01T10:00:00.000Z"},
+            {"clock": "referee", "seq": 2, "t_ms": 9, "event": "pause_reason",
+             "table": "table-1", "table_session": pause["session"], "pause_seq": pause["seq"],
+             "move": pause["move"], "player": pause["player"], "reason": "challenge",
+             "session": "0000beef", "host_time": "2026-12-01T10:00:01.000Z"}]
+    referee = referee_log_of(str(hall))
+    with open(referee, "w") as f:
+        f.write("".join(json.dumps(r) + "\n" for r in side))
+    with open(referee_log_of(str(other)), "w") as f:
+        f.write(json.dumps({"clock": "referee", "seq": 1, "t_ms": 1, "event": "pause_reason",
+                            "table": "table-3", "table_session": stop["session"],
+                            "pause_seq": stop["seq"], "reason": "stop", "session": "0000cafe",
+                            "host_time": "2026-12-01T10:00:00.000Z"}) + "\n")
+    return str(hall), str(other)
+
+
+def test_round_report_across_tables(logs, tmp_path):
+    hall, other = logs
+    csv_path = tmp_path / "round3.csv"
+    plot = tmp_path / "round3.png"
+    res = run_cli("report", "--round", "3", hall, other, "--csv", str(csv_path),
+                  "--plot", str(plot))
+    assert res.returncode == 0, res.stderr
+    out = res.stdout
+    assert "Round 3: 3 table(s)" in out
+    assert "table-4" not in out  # round 2
+    # the overtime: table-1, move 2, B, 50 s over its 2 minutes
+    line = next(ln for ln in out.splitlines() if "table-1" in ln and "0:50.000" in ln)
+    assert " 2 " in line and " B " in line
+    # still playing at the end gong: table-1 (move 3) and table-3 (move 6); not table-2
+    assert "Still playing at the end gong (ČAS 16.3): 2 game(s)" in out
+    assert "table-1: move 3 in progress at the end gong" in out
+    t3 = next(ln for ln in out.splitlines() if ln.strip().startswith("table-3: move 6"))
+    assert "play-out over" in t3 and "last_move (move 9)" in t3
+    assert "table-2: move" not in out
+    assert "over (move 10)" in t3
+    t1 = next(ln for ln in out.splitlines() if ln.strip().startswith("table-1: move 3"))
+    assert "NOT finished" in t1
+    # the pauses, with the referee's reason (the later tag wins) and the restart rule
+    pauses = [ln for ln in out.splitlines() if "9.1/10.1" in ln or "11.2" in ln]
+    assert len(pauses) == 2
+    assert "challenge" in pauses[0] and "table-1" in pauses[0] and "dispute" not in pauses[0]
+    assert "STOP" in pauses[1] and "11.2" in pauses[1] and "table-3" in pauses[1]
+
+    rows = list(csv.DictReader(open(csv_path, encoding="utf-8")))
+    kinds = [(r["kind"], r["table"]) for r in rows]
+    assert kinds.count(("game", "table-1")) == 1 and ("game", "table-4") not in kinds
+    over = [r for r in rows if r["kind"] == "overtime"]
+    assert [(r["table"], r["move"], r["player"], r["ms"]) for r in over] == [
+        ("table-1", "2", "B", "50000")]
+    pause_rows = [r for r in rows if r["kind"] == "pause"]
+    assert [(r["table"], r["ms"]) for r in pause_rows] == [("table-1", "30000"),
+                                                           ("table-3", "10000")]
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and plot.stat().st_size > 20000
+
+
+def test_round_report_bad_input(logs, tmp_path):
+    hall, other = logs
+    res = run_cli("report", "--round", "7", hall)
+    assert res.returncode == 2
+    assert "no game of round 7" in res.stderr and "rounds in these logs: 2, 3" in res.stderr
+    res = run_cli("report", "--round", "3", hall, str(tmp_path / "missing.jsonl"))
+    assert res.returncode == 2 and "no such log file" in res.stderr
+    res = run_cli("report", hall, other)
+    assert res.returncode == 2 and "--round N" in res.stderr
+    res = run_cli("report", "--round", "0", hall)
+    assert res.returncode == 2 and "1 to 999" in res.stderr
+    for r in (res,):
+        assert "Traceback" not in r.stderr
