@@ -1,4 +1,4 @@
-"""The backgammon clock end to end (İSTAVDER rules, ../shared/rules.md §3;
+"""The backgammon clock end to end (İSTAVDER rules, docs/rules.md §3;
 docs/backgammon.md): the referee's commands, scenario -> virtual device ->
 pty -> logger -> log, and bad settings.  The clock's rules move by move are
 in tests/core/test_backgammon_core.py."""

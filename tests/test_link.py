@@ -114,7 +114,7 @@ def test_device_answers_who_and_ignores_noise(tmp_path):
 def test_restore_frame_reaches_the_app(tmp_path):
     uart = FakeUART()
     dev = DeviceLink(uart, "00000001", "t1", "scrabble", SETTINGS, "v", 0)
-    uart.feed(protocol.restore("scrabble", SETTINGS, (7, 0, 45000, 0, 0, -1, -1, 0)))
+    uart.feed(protocol.restore("scrabble", SETTINGS, 7, 0, 45000, 0, 0, -1, -1, 0))
     while not poll(dev, 10):
         pass
     assert dev.next_command()[3:] == ["7", "0", "45000", "0", "0", "-1", "-1", "0"]
@@ -125,7 +125,8 @@ def test_torn_tail_is_cut_and_the_resume_index_read(tmp_path):
     path = tmp_path / "log.jsonl"
     w = LogWriter(str(path))
     for seq in (1, 2, 3):
-        w.write({"clock": "c", "seq": seq, "t_ms": seq, "event": "turn", "session": "s"})
+        w.write({"clock": "c", "seq": seq, "t_ms": seq, "event": "turn", "player": "A",
+                 "move": seq, "limit_ms": 120000, "session": "s"})
     w.close()
     with open(path, "ab") as f:
         f.write(b'{"clock": "c", "seq": 4, "t_ms"')  # killed mid-write
@@ -344,3 +345,183 @@ def test_logger_stores_what_several_ports_bring_with_one_fsync(tmp_path):
         for master, slave, _path in pairs:
             os.close(master)
             os.close(slave)
+
+
+# -- golden frames: the format pinned to its bytes (docs/protocol.md) -------------------
+GOLDEN = [
+    (lambda: protocol.hello("1a2b3c4d", "table-3", "scrabble", "0.1.0"),
+     b"H 1a2b3c4d table-3 scrabble 0.1.0 2*b301ba3a\n"),
+    (lambda: protocol.event("1a2b3c4d", 1, 0, 0, 0, 0, 0, 0, "scrabble:" + SETTINGS),
+     b"E 1a2b3c4d 1 0 0 0 0 0 0 scrabble:move_s=120;warn_s=30,20,10;round_min=40;"
+     b"round_warn_min=10*b1f8716c\n"),
+    (lambda: protocol.event("1a2b3c4d", 7, 61500, EV_PRESS, 1, 4, 59250, 0),
+     b"E 1a2b3c4d 7 61500 3 1 4 59250 0*9c80702a\n"),
+    (lambda: protocol.gap("1a2b3c4d", 13), b"G 1a2b3c4d 13*24bd22e4\n"),
+    (lambda: protocol.ack("1a2b3c4d", 12), b"A 1a2b3c4d 12*f35fcdaf\n"),
+    (lambda: protocol.resend("1a2b3c4d", 5), b"R 1a2b3c4d 5*953d6c13\n"),
+    (lambda: protocol.who(), b"W*270d2bda\n"),
+    (lambda: protocol.command(3), b"C 3 0*ec33357d\n"),
+    (lambda: protocol.command(2, True), b"C 2 1*9af66fdc\n"),
+    (lambda: protocol.restore("scrabble", SETTINGS, 14, 1, 45000, 0, 3, 1620000, -1, 0),
+     b"S scrabble move_s=120;warn_s=30,20,10;round_min=40;round_warn_min=10 "
+     b"14 1 45000 0 3 1620000 -1 0*44f8bb32\n"),
+    (lambda: protocol.configure("duplicate", "move_s=180;announce_s=120,60,30"),
+     b"K duplicate move_s=180;announce_s=120,60,30*a8c8cac1\n"),
+    (lambda: protocol.round_number(3, 754000), b"N 3 754000*f7f43c1e\n"),
+]
+
+
+def test_golden_frames():
+    import zlib
+    for build, want in GOLDEN:
+        assert build() == want
+        body, crc = want[:-10], want[-9:-1]
+        assert b"%08x" % zlib.crc32(body) == crc  # the CRC as docs/protocol.md defines it
+        assert protocol.check(protocol.unframe(want)) is not None
+
+
+def test_hello_names_the_protocol_version():
+    assert protocol.PROTO == "2"
+    tokens = protocol.check(protocol.unframe(protocol.hello("00000001", "c", "scrabble", "v")))
+    assert tokens[5] == protocol.PROTO
+
+
+def test_host_refuses_a_protocol_it_does_not_know_and_says_so_once(tmp_path):
+    w = LogWriter(str(tmp_path / "log.jsonl"))
+    sent, said = [], []
+    host = HostLink(w, sent.append)
+    host.say = said.append
+    for proto in (b" 3", b""):  # a later version, and the first one (no token)
+        sid = b"0000000" + (b"3" if proto else b"1")
+        for _ in range(3):
+            host.feed(protocol.frame(b"H " + sid + b" t1 scrabble 9.9" + proto)
+                      + protocol.event(sid.decode(), 1, 0, 0, 0, 0, 0, 0, "scrabble:" + SETTINGS))
+    assert sent == []  # no ack, no W, no R: the clock keeps its events
+    assert read_records(w.path) == []
+    assert len(said) == 2 and "protocol 3" in said[0] and "protocol 1" in said[1]
+    assert "t1" in said[0] and "knows 2" in said[0]
+    host.feed(protocol.hello("00000009", "t2", "scrabble", "v"))  # a known version: acked
+    assert sent == [protocol.ack("00000009", 0)]
+
+
+# -- every command taken, in order ------------------------------------------------------
+COMMANDS = [protocol.command(3), protocol.command(4), protocol.command(0),
+            protocol.round_number(1, 0), protocol.command(1, True),
+            protocol.restore("scrabble", SETTINGS, 3, 0, 5000, 0, 0, -1, -1, 0),
+            protocol.command(2), protocol.configure("scrabble", SETTINGS),
+            protocol.command(4), protocol.command(3)]
+
+
+def _decoded(frame):
+    tokens = protocol.check(protocol.unframe(frame))
+    if tokens[0] == "C":
+        return int(tokens[1]) | (8 if tokens[2] == "1" else 0)
+    return tokens
+
+
+def _drain(dev, writes):
+    """Feed ``writes`` one by one (each followed by passes until read) and
+    collect every command in the order the link hands them out."""
+    got = []
+    for data in writes:
+        # the bytes of one write reach the console's small buffer as the line
+        # brings them (115200 baud) while the loop reads 64 bytes a pass
+        while data:
+            dev.uart.feed(data[:64])
+            data = data[64:]
+            dev.receive(0)
+        while dev.uart.any():
+            dev.receive(0)
+        cmd = dev.next_command()
+        while cmd is not None:
+            got.append(cmd)
+            cmd = dev.next_command()
+    return got
+
+
+def test_two_three_and_ten_frames_in_one_write_are_all_taken_in_order():
+    for n in (2, 3, 10):
+        dev = DeviceLink(FakeUART(), "00000001", "t1", "scrabble", SETTINGS, "v", 0)
+        frames = COMMANDS[:n]
+        assert _drain(dev, [b"".join(frames)]) == [_decoded(f) for f in frames]
+        assert dev.bad == 0
+
+
+def test_frames_split_across_reads_at_every_byte_boundary():
+    stream = b"".join(COMMANDS[:3])
+    want = [_decoded(f) for f in COMMANDS[:3]]
+    for k in range(len(stream) + 1):
+        dev = DeviceLink(FakeUART(), "00000001", "t1", "scrabble", SETTINGS, "v", 0)
+        assert _drain(dev, [stream[:k], stream[k:]]) == want, k
+    for k in range(1, 12):  # and in slices of every small size
+        dev = DeviceLink(FakeUART(), "00000001", "t1", "scrabble", SETTINGS, "v", 0)
+        parts = [stream[i:i + k] for i in range(0, len(stream), k)]
+        assert _drain(dev, parts) == want, k
+
+
+def _runner():
+    r = Runner("scrabble", parse("scrabble", []), [])
+    r.step()
+    r.take_output()
+    return r
+
+
+def _pass(r, data):
+    r.feed(data)
+    while r.uart.waiting():
+        r.step()
+
+
+def test_start_and_gong_in_one_write_both_sound():
+    r = _runner()
+    _pass(r, protocol.command(3) + protocol.command(4))
+    link = r.app.link
+    codes = [link.ring[(s % link.cap) * 7 + 2] for s in range(1, link.seq + 1)]
+    kinds = [link.ring[(s % link.cap) * 7 + 3] for s in range(1, link.seq + 1)]
+    assert codes == [0, 1, 1] and kinds[1:] == [0, 3]  # boot, START gong, manual gong
+
+
+def test_a_restore_then_a_press_in_one_write_keeps_both():
+    r = _runner()
+    _pass(r, protocol.restore("scrabble", SETTINGS, 5, 1, 60000, 0, 0, -1, -1, 0)
+          + protocol.command(1))
+    core = r.app.core
+    # move 5 of B was restored, then B's press ended it: A's move 6 runs
+    assert core.move == 6 and core.player == 0
+
+
+# -- hellos within the per-pass budget ---------------------------------------------------
+def test_a_burst_of_500_who_frames_stays_within_the_budget_per_pass():
+    uart = FakeUART()
+    dev = DeviceLink(uart, "00000001", "t1", "scrabble", SETTINGS, "v", 0)
+    for i in range(20):
+        dev.emit(i, EV_TURN, 0, i + 1, 120000, 0)
+    burst = protocol.who() * 500
+    passes = hellos = 0
+    now = 0
+    while burst or uart.any() or dev.next_send <= dev.seq or dev.hello_owed:
+        now += 20
+        uart.feed(burst[:64])  # as fast as the line brings it, and the pass reads it
+        burst = burst[64:]
+        dev.receive(now)
+        dev.send(now)
+        out = uart.take()
+        assert out.count(b"\n") <= link_mod._BURST, passes  # every frame counts
+        assert out.count(b"H 00000001 ") <= 1, passes  # a hello is owed once
+        hellos += out.count(b"H 00000001 ")
+        passes += 1
+    # 500 W of 11 bytes take ~86 reads of 64 bytes: one hello per pass at most
+    assert passes < 120 and hellos <= passes
+    assert dev.next_send > dev.seq  # the events went out too, within the budget
+
+
+def test_a_burst_of_stale_resend_requests_owes_one_gap_frame():
+    uart = FakeUART()
+    dev = DeviceLink(uart, "00000001", "t1", "scrabble", SETTINGS, "v", 0, capacity=8)
+    for i in range(20):
+        dev.emit(i, EV_TURN, 0, i + 1, 120000, 0)
+    uart.feed(protocol.resend("00000001", 1) * 4)
+    dev.receive(0)
+    dev.send(0)
+    out = uart.take()
+    assert out.count(b"G 00000001 13*") == 1 and out.count(b"\n") <= link_mod._BURST

@@ -26,8 +26,8 @@ def rec(t_ms, event, **fields):
 
 def boot(mode, **settings):
     values = parse(mode, ["%s=%s" % kv for kv in settings.items()])
-    from hallclock_fw.settings import to_json
-    return rec(0, "boot", mode=mode, settings=to_json(mode, values))
+    from hallclock.catalog import settings_json
+    return rec(0, "boot", mode=mode, settings=settings_json(mode, values))
 
 
 def replay_against_device(mode, sets, actions, start_ticks=0, base=0, period=None):

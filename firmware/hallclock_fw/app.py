@@ -118,8 +118,7 @@ class App:
         self._event(EV_SETTINGS, now, 0, 0, 0, 0)
         if rnd is not None and rnd.started and self.core.round is not None:
             elapsed = rnd.elapsed_ms(now)
-            # (the new core has no move yet)
-            self.core.round.join(now, rnd.number, elapsed if elapsed > 0 else 1, NULL)
+            self.core.round.join(now, rnd.number, elapsed if elapsed > 0 else 1, 0)
 
     def host_frame(self, tokens, now):
         """A checked ``S``, ``K`` or ``N`` frame from the host; returns whether
@@ -145,7 +144,7 @@ class App:
                 self._event(EV_ROUND, now, number, elapsed, 0, 0)
                 return True
             if self.ended or rnd is None or \
-                    not rnd.join(now, number, elapsed, core.move if core.move else NULL):
+                    not rnd.join(now, number, elapsed, core.move):
                 self._event(EV_REFUSED, now, NULL, _REFUSED_ROUND, _REASON_ROUND_STARTED, 0)
                 return False
             return True

@@ -102,13 +102,6 @@ class DeviceLink:
                                        r[i + 4], r[i + 5], r[i + 6], text))
 
     # -- the loop's part ---------------------------------------------------
-    def poll(self, now):
-        """Read what the host sent and send what is due; returns how many
-        commands wait in the queue (``next_command``)."""
-        self.receive(now)
-        self.send(now)
-        return self.q_len
-
     def receive(self, now):
         """Read what the host sent (one chunk); commands join the queue.
         Returns how many commands wait."""

@@ -18,7 +18,7 @@ The interface every core has (``core.scrabble.ScrabbleClock`` is the model):
 - ``round``: the core's ``core.round.Round`` (the hall's round gongs), or
   None in a mode without them (the app then only logs the host's round).
   The app hands the host's round frame ``N`` to ``round.join``, with the
-  move in progress (every core has ``move``: 0 before the first move).
+  core's ``move`` (the move in progress, 0 before the first).
 """
 
 

@@ -146,8 +146,9 @@ def command(button, long=False):
     return frame(("C %d %d" % (button, 1 if long else 0)).encode())
 
 
-def restore(mode, settings_text, values):
-    """The S frame: ``values`` is a core's ``snapshot`` (a tuple of ints)."""
+def restore(mode, settings_text, *values):
+    """The S frame: ``values`` are a core's ``snapshot`` (ints):
+    ``restore(mode, text, *core.snapshot(now))``."""
     if not 1 <= len(values) <= MAX_VALUES:
         raise ValueError("a restore carries 1 to %d values" % MAX_VALUES)
     body = "S %s %s" % (mode, settings_text)
@@ -161,7 +162,7 @@ def configure(mode, settings_text):
     return frame(("K %s %s" % (mode, settings_text)).encode())
 
 
-def round_start(number, elapsed_ms):
+def round_number(number, elapsed_ms):
     """The N frame: round ``number`` started ``elapsed_ms`` ago (0: now)."""
     return frame(("N %d %d" % (number, elapsed_ms)).encode())
 

@@ -258,7 +258,7 @@ class HostLink:
         self.stored.append(record)  # the live views hear of it
         self.power_losses += 1
         if sent is not None:
-            s.restore = protocol.restore(mode, stext, values)
+            s.restore = protocol.restore(mode, stext, *values)
             # before the ack of the hello: the clock takes it before its first move
             self.poll()
 

@@ -525,7 +525,7 @@ class Model:
         if values is None:
             return None
         return protocol.restore(self.mode, settings_mod.format_text(self.mode, self.settings),
-                                values)
+                                *values)
 
 
 def same(emitted, rec):

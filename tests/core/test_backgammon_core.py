@@ -1,5 +1,5 @@
 """The backgammon slow-play clock (İSTAVDER rules 2.3, 2.4, 4, 6.1 and common
-clock practice, ../shared/rules.md §3; design in docs/backgammon.md).
+clock practice, docs/rules.md §3; design in docs/backgammon.md).
 MicroPython-compatible: also run inside the MicroPython VM."""
 from hallclock_fw.core.backgammon import BREAK_MS, BackgammonClock
 from hallclock_fw.display import next_change

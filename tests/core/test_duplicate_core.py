@@ -1,4 +1,4 @@
-"""The duplicate hall countdown (Polish rules II.3, II.13; ../shared/rules.md §2).
+"""The duplicate hall countdown (Polish rules II.3, II.13; docs/rules.md §2).
 MicroPython-compatible: also run inside the MicroPython VM."""
 from hallclock_fw.core.duplicate import DuplicateTimer
 from hallclock_fw.events import (

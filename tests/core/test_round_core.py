@@ -1,5 +1,5 @@
 """The round's hall signals for Scrabble: start, ten-minute and end gongs, and
-the play-out (ČAS 4.1, 6.1, 16.3; ../shared/rules.md §1).
+the play-out (ČAS 4.1, 6.1, 16.3; docs/rules.md §1).
 MicroPython-compatible: also run inside the MicroPython VM."""
 from hallclock_fw.core.round import Round
 from hallclock_fw.core.scrabble import ScrabbleClock

@@ -1,4 +1,4 @@
-"""The Scrabble move clock, clause by clause (ČAS rules, ../shared/rules.md §1).
+"""The Scrabble move clock, clause by clause (ČAS rules, docs/rules.md §1).
 MicroPython-compatible: also run inside the MicroPython VM."""
 from hallclock_fw.core.scrabble import ScrabbleClock
 from hallclock_fw.events import BTN_A, BTN_B, BTN_PAUSE, BTN_START, LONG

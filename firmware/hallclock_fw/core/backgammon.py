@@ -1,5 +1,5 @@
 """The backgammon slow-play clock (İSTAVDER rules 2.3, 2.4, 4, 6.1, and the
-common clock practice of ../shared/rules.md §3); design notes in
+common clock practice of docs/rules.md §3); design notes in
 docs/backgammon.md.
 
 One bank per player (``settings.bank_ms``).  A press by the mover ends the

@@ -85,6 +85,8 @@ class Round:
         Taken once: False if this clock's round has started already."""
         if self.started:
             return False
+        if not move:
+            move = NULL  # logged as null before the first move
         self.number = number
         self._emit(EV_ROUND, now, number, elapsed_ms, 0, 0)
         if elapsed_ms <= 0:

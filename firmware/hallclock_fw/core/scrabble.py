@@ -179,8 +179,7 @@ class ScrabbleClock:
             if paused:
                 self._pause(now)
         if elapsed >= 0:  # a round that started on this clock already stands
-            self.round.join(now, number, elapsed if elapsed else 1, self.move_or_null(),
-                            step, last)
+            self.round.join(now, number, elapsed if elapsed else 1, self.move, step, last)
         return True
 
     def move_or_null(self):

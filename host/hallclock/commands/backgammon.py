@@ -1,4 +1,4 @@
-"""Backgammon helpers for the referee (İSTAVDER rules, ../shared/rules.md §3):
+"""Backgammon helpers for the referee (İSTAVDER rules, docs/rules.md §3):
 
     hallclock backgammon-time --match 7 --score 3-5   # rule 2.4: the banks, and the settings line
     hallclock lateness --match 7 --late-min 27        # rule 2.2: penalty points, forfeit
