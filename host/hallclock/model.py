@@ -415,12 +415,8 @@ class Model:
             app.press(cmd, now)
         elif cmd[0] == "end":
             app.end(now)
-        elif cmd[0] == "K":
-            app.configure(list(cmd), now)
-        elif cmd[0] == "N":
-            app.join_round(cmd[1], cmd[2], now)
-        elif cmd[0] == "S":
-            app.restore([str(x) for x in cmd], now)
+        else:  # a host frame (K, N, S) as the clock's link hands it over: tokens
+            app.host_frame([str(x) for x in cmd], now)
 
     def _try(self, now, rec, inputs):
         """A copy of the clock after ``inputs`` at ``now`` (none: one pass of
@@ -494,7 +490,7 @@ class Model:
         f.displays = tuple(panel.texts)
         f.shown = tuple(panel.ms)
         f.steps = tuple(panel.steps)
-        f.settings_view = app.view is not None
+        f.settings_view = bool(app.view)
         p = core.player
         f.player = catalog.PLAYERS[p] if p in (0, 1) else None
         f.move = core.move if core.move else None
