@@ -236,6 +236,9 @@ class HostLink:
             "clock": s.clock, "seq": last + 1, "t_ms": self.writer.last_t_ms(s.clock, old),
             "event": "power_loss", "session": old, "last_seq": last,
             "next_session": s.sid}
+        rnd = self.writer.rounds.get((s.clock, old))
+        if rnd is not None:
+            record["round"] = rnd  # the old game's record, in its round (tag_round)
         sent = None
         if self.restore and s.expected == 1:
             self.writer.flush()
