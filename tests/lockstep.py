@@ -23,7 +23,7 @@ class Lockstep:
     """``for t_ms, texts in run.changes(): ...`` -- records so far in ``run.records``."""
 
     def __init__(self, mode, settings, actions, start_ticks=0, period=None, seed=12345,
-                 clock="prop-1", max_passes=2000000, restore=False):
+                 clock="prop-1", max_passes=2000000, restore=False, host_frames=()):
         self.runner = Runner(mode, settings, actions, clock=clock, start_ticks=start_ticks,
                              period=period, seed=seed)
         self.dir = tempfile.mkdtemp(prefix="lockstep-")
@@ -32,6 +32,8 @@ class Lockstep:
         self.records = []
         self.link.on_record = self.records.append
         self.max_passes = max_passes
+        # frames the host sends of its own (K, N, C ...): [(scenario ms, bytes)]
+        self.host_frames = sorted(host_frames, key=lambda f: f[0])
 
     def session(self):
         """The device's session id now (a reboot starts a new one)."""
@@ -52,6 +54,8 @@ class Lockstep:
         try:
             while status != DONE:
                 was_running = status == RUNNING
+                while self.host_frames and self.host_frames[0][0] <= r.ms:
+                    r.feed(self.host_frames.pop(0)[1])
                 status = r.step() if was_running else r.advance(1)
                 self.link.feed(r.take_output())
                 now = self.texts()

@@ -242,3 +242,45 @@ def test_restore_end_to_end_the_round_goes_on(tmp_path):
     for r in recs:
         clocks.feed(r, None)
     assert clocks.get(recs[0]["clock"]).model.mismatches == []
+
+
+def test_host_frames_replayed_settings_round_and_refusals():
+    """Settings (K), the round (N) and what the clock refused replay through
+    the firmware's own App: the new core, its round, the refusals, and the
+    press that closes the settings view (ČAS 3.2) -- the displays as the
+    device's at every change."""
+    from hallclock_fw import protocol
+    sends = [(1000, protocol.configure("scrabble", "move_s=90;warn_s=30;round_min=5;"
+                                                   "round_warn_min=1")),
+             (2000, protocol.configure("scrabble", "move_s=x")),  # unreadable: refused
+             (3000, protocol.round_number(7, 0)),  # round 7 starts now: the start gong
+             (4000, protocol.round_number(8, 0)),  # a second round frame: refused
+             (12000, protocol.configure("duplicate", "move_s=60;announce_s=30"))]  # a game runs
+    # B's press closes the settings view (nothing logged), the next starts A's move
+    run = Lockstep("scrabble", parse("scrabble", []),
+                   [(8000, "press", "B"), (9000, "press", "B"), (30000, "end", None)],
+                   host_frames=sends)
+    model = None
+    fed = 0
+    changes = 0
+    for t, texts in run.changes():
+        while fed < len(run.records):
+            r = run.records[fed]
+            fed += 1
+            if model is None:
+                model = Model.from_boot(r)
+            else:
+                model.feed(r)
+        assert model.face(t).displays == texts, (t, model.inputs)
+        changes += 1
+    for r in run.records[fed:]:
+        model.feed(r)
+    events = [r["event"] for r in run.records]
+    assert events[:7] == ["boot", "settings", "refused", "round", "gong", "refused", "turn"]
+    assert events.count("refused") == 3
+    assert model.mismatches == []
+    names = [name for _t, name in model.inputs]
+    assert names[:4] == ["settings", "settings", "round", "round"]
+    # the press that closed the view is not logged: any player's press will do
+    assert names[4] in ("A + B", "B + B")
+    assert model.settings["move_s"] == 90 and model.mode == "scrabble" and changes > 10

@@ -401,6 +401,14 @@ class Model:
         elif ev == "round" and isinstance(rec.get("round"), int) \
                 and isinstance(rec.get("elapsed_ms"), int):
             out.append(("N", rec["round"], rec["elapsed_ms"]))
+        elif ev == "refused" and rec.get("what") == "settings":
+            # settings the clock would not take: the log does not keep them, and any
+            # would do -- the clock's own settings (a game runs), or none it can read
+            app = self.app
+            out.append(("K", app.mode, settings_mod.format_text(app.mode, app.settings)))
+            out.append(("K", app.mode, "?"))
+        elif ev == "refused" and rec.get("what") == "round":
+            out.append(("N", 0, 0))  # a round frame this clock could not take
         if self.restore_values is not None:
             mode, stext, values = self.restore_values
             out.append(("S", mode, stext) + tuple(values))
