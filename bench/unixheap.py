@@ -142,10 +142,42 @@ def romfs_ratio():
     return out
 
 
+MACHINE = ("class Pin:\n    IN=0\n    OUT=1\n    OPEN_DRAIN=2\n    PULL_UP=1\n"
+           "    IRQ_FALLING=2\n    IRQ_RISING=1\n    def __init__(self, *a, **k): pass\n"
+           "class PWM:\n    def __init__(self, *a, **k): pass\n"
+           "def reset(): pass\ndef unique_id(): return b'\\x00\\x01\\x02'\n")
+
+
+def word_scale():
+    """The firmware's heap after import (a serial clock's modules) on the
+    64-bit unix port over the same on the 32-bit webassembly port: what
+    ``mpunix.WORD_SCALE`` stands for, measured on today's tree."""
+    from hallclock.mpdevice import import_heap as wasm_import_heap
+    wasm, mods = wasm_import_heap(serial_only=True)
+    stand = tempfile.mkdtemp(prefix="hallclock-standin-")
+    with open(os.path.join(stand, "machine.py"), "w") as f:
+        f.write(MACHINE)
+    from hallclock import mpunix
+    env = dict(os.environ)
+    env["MICROPYPATH"] = str(mpunix.device_tree()) + ":" + stand
+    code = ("import gc, machine\ngc.collect()\nb = gc.mem_alloc()\n" +
+            "".join("import %s\n" % m for m in mods) +
+            "gc.collect()\nprint('@@', gc.mem_alloc() - b)\n")
+    p = subprocess.run([mpunix.binary(), "-X", "heapsize=1M", "-c", code], capture_output=True,
+                       text=True, env=env, timeout=60)
+    line = [x for x in p.stdout.splitlines() if x.startswith("@@")]
+    if not line:
+        raise RuntimeError("import probe failed: " + p.stderr.strip()[-300:])
+    unix = int(line[-1].split()[1])
+    return {"unix_bytes": unix, "webassembly_bytes": wasm, "ratio": round(unix / wasm, 3),
+            "modules": len(mods)}
+
+
 def bench(quick=False):
     from hallclock import mpunix
     res = {"default_heap_kib": mpunix.DEFAULT_HEAP_KIB, "word_scale": mpunix.WORD_SCALE,
-           "harness_kib": mpunix.HARNESS_KIB, "games": {}}
+           "harness_kib": mpunix.HARNESS_KIB, "word_scale_measured": word_scale(),
+           "games": {}}
     for mode in ("scrabble", "duplicate", "backgammon"):
         n, fig, _out = run_game(mode, minutes=10 if quick else 40)
         fig["records"] = n

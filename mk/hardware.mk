@@ -61,22 +61,35 @@ deploy: firmware
 	$(need_port)
 	$(MPREMOTE) connect $(PORT) run mk/hw_wipe.py + cp -r $(addprefix $(FW_BUILD)/,hallclock_fw $(FW_ENTRY)) :$(if $(CONFIG), + cp $(CONFIG) :hallclock.cfg) + reset
 
+# -- flash / erase (docs/hardware.md "2. Flash MicroPython") ------------------------
+# esptool's progress goes to the terminal; its stderr is kept in a temporary
+# file ($$err, one per run) and, when it fails, said again as ONE line: what
+# failed, esptool's own reason, and the likely fix.  On success its warnings
+# are shown as they were.
+PORT_HINT   := check PORT ('hallclock ports' lists the boards) and the USB cable (a data cable); if it still fails, hold the board's BOOT button while esptool connects
+esptool_reason = $$({ grep -m 1 '^ERROR: ' $$err || grep -v '^ *$$' $$err | tail -n 1; } | sed 's/^ERROR: //; s/^A fatal error occurred: //')
+# $(call esptool_run,COMMAND,WHAT FAILED,HINT)
+esptool_run = err=$$(mktemp); if $(1) 2> $$err; then cat $$err >&2; rm -f $$err; else \
+  echo "make $@: $(2): $(esptool_reason) -- $(3)" >&2; rm -f $$err; exit 1; fi
+
 # Write a MicroPython image; first check offline (esptool image-info, which
 # exits 0 even on a bad checksum, hence the grep) that it is a sound image for CHIP.
 flash:
 	$(need_port)
 	$(need_firmware)
-	@mkdir -p build
-	$(ESPTOOL) --chip $(CHIP) image-info $(FIRMWARE) > build/image-info.txt || { cat build/image-info.txt; exit 1; }
-	@if grep -q "(invalid" build/image-info.txt || ! grep -qiF "($(CHIP))" build/image-info.txt; then \
-	  echo "make flash: $(FIRMWARE) is not a sound $(CHIP) image (esptool image-info says:)" >&2; \
-	  grep -i "invalid\|chip id" build/image-info.txt >&2; exit 1; fi
-	$(ESPTOOL) --chip $(CHIP) --port $(PORT) --baud $(BAUD) write-flash -z $(FLASH_ADDR) $(FIRMWARE)
+	@err=$$(mktemp); info=$$(mktemp); trap 'rm -f $$err $$info' EXIT; \
+	if ! $(ESPTOOL) --chip $(CHIP) image-info $(FIRMWARE) > $$info 2> $$err; then \
+	  echo "make flash: $(FIRMWARE) is not a sound $(CHIP) image: $(esptool_reason)" >&2; exit 1; fi; \
+	if grep -q "(invalid" $$info || ! grep -qiF "($(CHIP))" $$info; then \
+	  echo "make flash: $(FIRMWARE) is not a sound $(CHIP) image: esptool image-info says $$(grep -i -m 1 'chip id' $$info | grep -viF '($(CHIP))' || grep -m 1 '(invalid' $$info)" >&2; exit 1; fi
+	@echo "$(ESPTOOL) --chip $(CHIP) --port $(PORT) --baud $(BAUD) write-flash -z $(FLASH_ADDR) $(FIRMWARE)"
+	@$(call esptool_run,$(ESPTOOL) --chip $(CHIP) --port $(PORT) --baud $(BAUD) write-flash -z $(FLASH_ADDR) $(FIRMWARE),cannot flash $(FIRMWARE) onto $(PORT),$(PORT_HINT))
 
 # Wipe the whole flash (before the first `make flash` of a new board).
 erase:
 	$(need_port)
-	$(ESPTOOL) --chip $(CHIP) --port $(PORT) erase-flash
+	@echo "$(ESPTOOL) --chip $(CHIP) --port $(PORT) erase-flash"
+	@$(call esptool_run,$(ESPTOOL) --chip $(CHIP) --port $(PORT) erase-flash,cannot erase the flash on $(PORT),$(PORT_HINT))
 
 console:
 	$(need_port)

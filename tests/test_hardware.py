@@ -442,3 +442,144 @@ def test_esp32_builds_the_panel_from_board(monkeypatch):
     assert set(by_n) == set(board_pins().values())
     assert hw.default_clock == "clock-123456"
     assert len(hw.session_id()) == 8
+
+
+# -- drawings and lists rendered from hardware/*.csv (hardware/render.py) ----------------
+def _render():
+    sys.path.insert(0, HW)
+    try:
+        import render
+    finally:
+        sys.path.remove(HW)
+    return render
+
+
+def _csv(name):
+    with open(os.path.join(HW, name), newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_rendered_drawings_are_current():
+    """docs/schematic.svg, docs/panel.svg and hardware/headers.md are what
+    hardware/render.py makes of today's data (run it after a change)."""
+    for path, text in _render().render_all().items():
+        with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+            assert f.read() == text, f"{path} is stale: run python hardware/render.py"
+
+
+def test_schematic_pins_match_board():
+    import xml.etree.ElementTree as ET
+    ns = "{http://www.w3.org/2000/svg}"
+    svg = ET.parse(os.path.join(ROOT, "docs", "schematic.svg")).getroot()
+    drawn = {}
+    for g in svg.iter(ns + "g"):
+        if "data-signal" in g.attrib:
+            texts = [t.text for t in g.iter(ns + "text")]
+            gpio = int(g.attrib["data-gpio"])
+            assert "GPIO%d" % gpio in texts and g.attrib["data-signal"] in texts
+            drawn[g.attrib["data-signal"]] = gpio
+    assert drawn == board_pins()  # every signal drawn once, on board.py's pin
+    assert {r["signal"]: int(r["gpio"]) for r in _csv("netlist.csv")} == board_pins()
+    # the power path is drawn block by block, every block a part of the list
+    power = [g.attrib["data-power"] for g in svg.iter(ns + "g") if "data-power" in g.attrib]
+    assert power == [r["ref"] for r in _csv("power.csv")]
+
+
+HEADER_PINS = {"ESP32-DevKitC (38-pin)": 38, "DOIT DevKit V1 (30-pin)": 30}
+
+
+def test_header_maps_carry_every_board_pin_once():
+    pins = _csv("headers.csv")
+    assert {p["board"] for p in pins} == set(HEADER_PINS)
+    for b, count in HEADER_PINS.items():
+        on = [p for p in pins if p["board"] == b]
+        assert len(on) == count, b
+        gpios = [int(p["gpio"]) for p in on if p["gpio"]]
+        assert len(gpios) == len(set(gpios)), b + ": a GPIO on two header pins"
+        for name, gpio in board_pins().items():
+            at = [p for p in on if p["gpio"] == str(gpio)]
+            assert len(at) == 1, (b, name)
+            assert str(gpio) in at[0]["label"], (b, name, at[0])  # IO32 / D32
+        for need in ("3V3", "GND"):
+            assert any(p["label"] == need for p in on), (b, need)
+        assert any(p["label"] in ("5V", "VIN") for p in on), b
+    table = open(os.path.join(HW, "headers.md")).read()
+    for name, gpio in board_pins().items():
+        assert f"| {name} | {gpio} |" in table
+
+
+def _parts():
+    return _csv("parts.csv")
+
+
+def _refs(rows_):
+    out = {}
+    for r in rows_:
+        for ref in r["refs"].split():
+            out[ref] = r
+    return out
+
+
+def test_parts_list_covers_every_drawn_part_through_hole():
+    parts = _parts()
+    refs = _refs(parts)
+    drawn = set()
+    for r in _csv("netlist.csv"):
+        drawn |= set(r["refs"].split())
+    drawn |= {r["ref"] for r in _csv("power.csv")}
+    drawn |= {r["ref"] for r in _csv("panel.csv")}
+    assert drawn <= set(refs), drawn - set(refs)
+    assert set(refs) <= drawn, set(refs) - drawn  # nothing listed that is not drawn
+    for r in parts:
+        assert r["mount"] in ("THT", "module", "panel", "cable", "box", "cell"), r["part"]
+        text = (r["part"] + " " + r["example_part_number"]).lower()
+        assert "smd" not in text and "smt" not in text and "tactile" not in text, r["part"]
+        assert r["unit"] in ("clock", "hall unit"), r["part"]
+    # what the text says: arcade buttons for the players, a passive through-hole
+    # buzzer driven by the volume transistor, the hall unit's relay and bell
+    assert "arcade" in refs["SW1"]["part"].lower() and refs["SW1"] is refs["SW2"]
+    assert "30 mm" in refs["SW1"]["part"]
+    assert all("arcade" in refs[s]["part"].lower() for s in ("SW3", "SW4", "SW5"))
+    assert "passive" in refs["BZ1"]["part"].lower() and refs["BZ1"]["mount"] == "THT"
+    assert "transistor" in refs["Q1"]["part"].lower()
+    assert refs["K1"]["unit"] == "hall unit" and "relay" in refs["K1"]["part"].lower()
+    assert any("bell" in r["part"].lower() and r["unit"] == "hall unit" for r in parts)
+    buzzer = [r for r in _csv("netlist.csv") if r["signal"] == "BUZZER"][0]
+    assert buzzer["refs"].split()[1] == "Q1"  # the schematic drives the piezo through it
+
+
+def test_panel_holes_fit_their_parts_and_faces():
+    holes = _csv("panel.csv")
+    refs = _refs(_parts())
+    for h in holes:
+        part = refs[h["ref"]]["part"]
+        w = float(h["w_mm"])
+        for size in ("30 mm", "24 mm"):
+            if size in part and h["shape"] == "round":
+                assert w == float(size.split()[0]), (h["ref"], part)
+        hw = w / 2
+        hh = (float(h["h_mm"]) if h["h_mm"] else w) / 2
+        x, y = float(h["x_mm"]), float(h["y_mm"])
+        fw, fh = float(h["face_w_mm"]), float(h["face_h_mm"])
+        assert 5 <= x - hw and x + hw <= fw - 5 and 5 <= y - hh and y + hh <= fh - 5, h["ref"]
+    for a in holes:  # no two holes of a face closer than 4 mm (edge to edge)
+        for b in holes:
+            if a is b or a["face"] != b["face"]:
+                continue
+            ra = max(float(a["w_mm"]), float(a["h_mm"] or 0)) / 2
+            rb = max(float(b["w_mm"]), float(b["h_mm"] or 0)) / 2
+            d = ((float(a["x_mm"]) - float(b["x_mm"])) ** 2
+                 + (float(a["y_mm"]) - float(b["y_mm"])) ** 2) ** 0.5
+            assert d >= ra + rb + 4, (a["ref"], b["ref"])
+
+
+def test_docs_name_every_part_and_the_drawings():
+    text = open(os.path.join(ROOT, "docs", "hardware.md"), encoding="utf-8").read()
+    for r in _parts():
+        assert r["example_part_number"] in text, r["example_part_number"]
+    for f in ("docs/schematic.svg", "docs/panel.svg", "hardware/headers.md",
+              "hardware/cabling.md", "hardware/parts.csv"):
+        assert f.split("/", 1)[1] in text, f
+    assert "tactile" not in text.lower()
+    wiring = open(os.path.join(HW, "wiring.md"), encoding="utf-8").read()
+    assert "power bank" not in wiring.lower()  # the power design is the cell + charger

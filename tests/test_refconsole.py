@@ -178,8 +178,9 @@ def test_grid_of_eight_tables_while_the_log_grows(server, page, game, tmp_path):
         import shutil
         shutil.copy(shot, os.environ["HALLCLOCK_KEEP_SHOT"])
     assert red_share(shot.read_bytes()) > 0.002
-    boxes = [page.locator(f"#table-table-{i}").bounding_box() for i in range(1, 9)]
-    assert all(b is not None and b["width"] >= 200 for b in boxes)  # readable cards
+    widths = page.evaluate("Array.from(document.querySelectorAll('#grid .table'))"
+                           ".map(e => e.getBoundingClientRect().width)")
+    assert len(widths) == 8 and min(widths) >= 200  # readable cards, several a row
 
     # the log grows: table-1's game goes on (move 2 starts), the overtime is pressed
     rl.upto("table-1", 200000)
@@ -272,3 +273,65 @@ def test_console_bad_input(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
     assert cli.main(["console", "--log", str(tmp_path / "x.jsonl"), "--port", "70000"]) == 2
     assert "0 to 65535" in capsys.readouterr().err
+
+
+def test_console_on_the_broker(tmp_path):
+    """``console --broker``: the grid from the hall network (as 'viewer'), and
+    GONG and START round sent by the console itself on ``all/down`` (as
+    'referee'): every clock gives the gong and takes the round."""
+    import sys
+    sys.path.insert(0, os.path.dirname(__file__))
+    from mqttrig import HALL, Hall, wait_for
+
+    from hallclock import mqtthost
+    from hallclock.mqtthost import BrokerLogger
+    from hallclock.vdev.netpump import ticks_ms
+
+    h = Hall(tmp_path, clocks=("t1", "t2"))
+    srv = None
+    try:
+        viewer = BrokerLogger(h.address, HALL, h.cred_file, None, user="viewer")
+        viewer.open()
+        tail = refconsole.BrokerRoundTail(viewer, str(tmp_path / "referee.jsonl"))
+        signals = refconsole.BrokerSignals(h.address, HALL, h.cred_file)
+        srv = refconsole.make_server(None, "127.0.0.1", 0, token=TOKEN, tail=tail,
+                                     signals=signals)
+        threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05},
+                         daemon=True).start()
+        t0 = ticks_ms()
+        devices = []
+        for clock in h.clocks:
+            runner = virtual.make_runner("scrabble", parse("scrabble", []),
+                                         parse_text("60000 end\n"), clock=clock,
+                                         sid="0000cc0" + clock[1])
+            net = mqtthost.device_link(h.address, HALL, clock, h.creds[clock])
+            d = mqtthost.NetDeviceThread(runner, net, silence_s=20, paced=(t0, 2.0))
+            d.start()
+            devices.append(d)
+            h.devices.append(d)
+
+        def grid():
+            with urllib.request.urlopen(url_of(srv) + "api/grid") as r:
+                return json.load(r)
+
+        wait_for(lambda: len(grid()["tables"]) == 2, 20, "two tables on the grid")
+        assert _post(srv, {"action": "gong"}, None)[0] == 403
+        assert _post(srv, {"action": "start", "round": 7}, TOKEN)[0] == 200
+        assert _post(srv, {"action": "gong"}, TOKEN)[0] == 200
+
+        def heard(ev, **fields):
+            grid()  # the server reads what the viewer heard
+            return {r["clock"] for r in viewer.writer.records if r["event"] == ev
+                    and all(r.get(k) == v for k, v in fields.items())}
+
+        wait_for(lambda: heard("gong", kind="manual") == {"t1", "t2"}, 20, "the gong")
+        assert heard("round", round=7, elapsed_ms=0) == {"t1", "t2"}
+        wait_for(lambda: all(t["round"] == 7 for t in grid()["tables"]), 20, "round 7 shown")
+        acts = read_records(str(tmp_path / "referee.jsonl"))
+        assert [(a["action"], a.get("done")) for a in acts] == [("start", True), ("gong", True)]
+    finally:
+        if srv is not None:
+            srv.shutdown()
+            srv.server_close()
+            srv.referee.close()
+        h.close()

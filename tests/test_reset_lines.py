@@ -45,6 +45,7 @@ class AutoResetCircuit:
         self.resets = 0
         self.boots = []  # at each EN rise: "firmware" or "download" (IO0 low)
         self.states = [(False, False)]
+        self.resets_at_close = []  # resets seen when each close began
 
     @property
     def en(self):
@@ -111,6 +112,7 @@ class RecordingSerial(serial.Serial):
 
     def close(self):
         if self.is_open:
+            self._board().resets_at_close.append(self._board().resets)
             super().close()
             if self.lines.kernel == "dtr-first":
                 self._board().set(dtr=False)
@@ -247,6 +249,7 @@ def test_log_reset_gives_one_clean_pulse_on_the_first_open_only(lines, tmp_path,
     board = lines.board(path)
     assert lines.opens.count(path) >= 2
     assert board.resets == 1 and board.boots == ["firmware"], board.states
+    assert board.resets_at_close[0] == 1  # while the port was open, not by its close
     # the pulse is RTS alone between two released states, nothing else
     i = board.states.index((False, True))
     assert board.states[i - 1] == board.states[i + 1] == (False, False)
@@ -296,6 +299,7 @@ def test_hall_reset_resets_every_board_once(lines, tmp_path, capsys):
     for p in _hall(tmp_path, extra=["--reset"]):
         b = lines.board(p)
         assert b.resets == 1 and b.boots == ["firmware"], (p, b.states)
+        assert b.resets_at_close == [1], (p, b.states)  # by the open, not by the close
 
 
 # -- ports -------------------------------------------------------------------------------
@@ -315,3 +319,12 @@ def test_reset_option_is_documented():
     for doc in ("docs/hardware.md", "docs/host.md"):
         text = open(os.path.join(root, doc)).read()
         assert "--reset" in text and "RTS" in text, doc
+
+
+def test_reset_is_refused_on_the_hall_network(tmp_path, capsys):
+    out = tmp_path / "x.jsonl"
+    rc = cli.main(["log", "--broker", "127.0.0.1:1883", "--hall", "h", "--credentials",
+                   str(tmp_path / "c.json"), "--out", str(out), "--reset"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith("hallclock: --reset is for serial ports")
+    assert len(err.strip().splitlines()) == 1 and not out.exists()

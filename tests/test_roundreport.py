@@ -84,7 +84,9 @@ def logs(tmp_path_factory):
     r2 = _game(tmp, "table-2", T2, 3)
     r3 = _game(tmp, "table-3", T3, 3)
     r4 = _game(tmp, "table-4", T2, 2)  # the round before, in the same log
-    hall.write_text("".join(json.dumps(r) + "\n" for r in r4 + r1 + r2))
+    # table-5: A's move 1 runs out at 121 s and is never pressed: the session ends at 150 s
+    r5 = _game(tmp, "table-5", "0 press START\n1000 press B\n150000 end\n", 3)
+    hall.write_text("".join(json.dumps(r) + "\n" for r in r4 + r1 + r2 + r5))
     other.write_text("".join(json.dumps(r) + "\n" for r in r3))
     pause = next(r for r in r1 if r["event"] == "pause")
     stop = next(r for r in r3 if r["event"] == "pause")
@@ -115,7 +117,7 @@ def test_round_report_across_tables(logs, tmp_path):
                   "--plot", str(plot))
     assert res.returncode == 0, res.stderr
     out = res.stdout
-    assert "Round 3: 3 table(s)" in out
+    assert "Round 3: 4 table(s)" in out
     assert "table-4" not in out  # round 2
     # the overtime: table-1, move 2, B, 50 s over its 2 minutes
     line = next(ln for ln in out.splitlines() if "table-1" in ln and "0:50.000" in ln)
@@ -140,7 +142,8 @@ def test_round_report_across_tables(logs, tmp_path):
     assert kinds.count(("game", "table-1")) == 1 and ("game", "table-4") not in kinds
     over = [r for r in rows if r["kind"] == "overtime"]
     assert [(r["table"], r["move"], r["player"], r["ms"]) for r in over] == [
-        ("table-1", "2", "B", "50000")]
+        ("table-1", "2", "B", "50000"), ("table-5", "1", "A", "29000")]
+    assert "never pressed" in over[1]["text"] and "never" not in over[0]["text"]
     pause_rows = [r for r in rows if r["kind"] == "pause"]
     assert [(r["table"], r["ms"]) for r in pause_rows] == [("table-1", "30000"),
                                                            ("table-3", "10000")]
@@ -158,5 +161,14 @@ def test_round_report_bad_input(logs, tmp_path):
     assert res.returncode == 2 and "--round N" in res.stderr
     res = run_cli("report", "--round", "0", hall)
     assert res.returncode == 2 and "1 to 999" in res.stderr
-    for r in (res,):
-        assert "Traceback" not in r.stderr
+    assert "Traceback" not in res.stderr
+    # nothing written over: an existing CSV stays unless --force
+    old = tmp_path / "old.csv"
+    old.write_text("keep me\n")
+    res = run_cli("report", "--round", "3", hall, "--csv", str(old))
+    assert res.returncode == 2 and "--force" in res.stderr
+    assert old.read_text() == "keep me\n"
+    res = run_cli("report", "--round", "3", hall, "--csv", str(old), "--force")
+    assert res.returncode == 0 and old.read_text().startswith("round,kind,table")
+    res = run_cli("report", "--round", "3", hall, "--csv", hall)
+    assert res.returncode == 2 and "input" in res.stderr

@@ -25,6 +25,17 @@ HELLO_MS = const(5000)  # re-introduce ourselves this often while the host is si
 _QUEUE = const(16)  # host commands kept between two passes of the loop
 
 
+def _zeros(n):
+    """An array of ``n`` zero ints, allocated once and without a temporary:
+    ``array("i", bytes(4 * n))`` would need the bytes and the array at once,
+    two 14 KB blocks on a heap whose largest free block may hold only one
+    (docs/micropython.md, the board's heap)."""
+    ring = array("i", range(n))  # the length is known: one allocation
+    for i in range(n):
+        ring[i] = 0
+    return ring
+
+
 class DeviceLink:
     def __init__(self, uart, sid, clock, mode, settings_text, version, now, capacity=CAPACITY):
         self.uart = uart
@@ -35,7 +46,7 @@ class DeviceLink:
         self.boot_text = mode + ":" + settings_text
         self.version = version
         self.cap = capacity
-        self.ring = array("i", bytes(4 * _F * capacity))
+        self.ring = _zeros(_F * capacity)
         self.seq = 0  # last event numbered
         self.acked = 0  # the host has stored every event up to this one
         self.first = 1  # oldest event still held

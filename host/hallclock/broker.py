@@ -20,20 +20,22 @@ import socket
 import subprocess
 import time
 
-from hallclock_fw.hw.config import MAX_NAME
+from hallclock_fw.names import RESERVED, name_error
 from hallclock_fw.netlink import topic
 
 from .errors import BadInput, HallclockError
 
 HOSTS = ("logger", "referee", "viewer")  # the host-side clients, besides the clocks
 MOSQUITTO = "/usr/sbin/mosquitto"
-_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
 PBKDF2_ROUNDS = 101  # Mosquitto's own default for its $7$ (PBKDF2-SHA512) hashes
 
 
 def check_name(what, name):
-    if not name or len(name) > MAX_NAME or set(name) - _NAME_CHARS:
-        raise BadInput(f"{what} {name!r}: use 1-{MAX_NAME} letters, digits, - _ .")
+    """A clock's or a hall's name: the clock-name grammar (hallclock_fw.names),
+    one MQTT topic level; a hall may be called what a clock may not."""
+    why = name_error(name)
+    if why is not None and not (what == "hall name" and name in RESERVED):
+        raise BadInput(f"{what} {name!r}: {why}")
     return name
 
 
@@ -43,9 +45,6 @@ def parse_clocks(text):
         raise BadInput("--clocks: give the clock names, e.g. --clocks table-01,table-02")
     for n in names:
         check_name("clock name", n)
-        if n in HOSTS or n == "all":
-            raise BadInput(f"clock name {n!r} is taken (all, {', '.join(HOSTS)} name the "
-                           "hall's topic and the host clients): choose another")
     if len(set(names)) != len(names):
         raise BadInput("--clocks: a clock name is given twice")
     return names

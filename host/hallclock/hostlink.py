@@ -72,11 +72,14 @@ def restore_for(records, wall=None, restored=None, say=None):
 def tag_round(session, record):
     """From a session's ``round`` event on (the clock took the round number
     from the host), every record of that game carries ``round``.  A new
-    session (a reboot) is a new game: untagged until it learns the round."""
+    session (a reboot) is a new game: untagged until it learns the round; so
+    is the game a clock begins in the same session after its ``end``."""
     if record.get("event") == "round" and isinstance(record.get("round"), int):
         session.round = record["round"]
     if session.round is not None:
         record["round"] = session.round
+        if record.get("event") == "end":
+            session.round = None
 
 
 class HostLink:

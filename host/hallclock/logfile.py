@@ -210,6 +210,8 @@ class LogWriter:
         self.latest[key[0]] = key[1]
         if isinstance(rec.get("round"), int):
             self.rounds[key] = rec["round"]  # a restarted logger goes on tagging
+            if rec.get("event") == "end":
+                del self.rounds[key]  # ... until the game's end (hostlink.tag_round)
 
     def _repair_tail(self):
         """A crash mid-write can leave a last line without its newline; cut it

@@ -15,6 +15,7 @@ from pathlib import Path
 from hallclock_fw import protocol
 
 from .errors import HallclockError
+from .vdev.runner import PACED
 from .mpvm import MPVMError, MPVMSetupError, VMProcess
 from .mpvm.checks import build_mpy
 
@@ -136,6 +137,10 @@ class MicroPythonRunner:
     def step(self):
         status, out = self._vm(self.vm.step, BATCH)
         self._collect(out)
+        if status == PACED:
+            # the Runner in the VM waits for real time: keep pacing it, even
+            # once the host's ack is on its way (the firmware reads it later)
+            self._paced = True
         return status
 
     def pace(self, real_ms):
@@ -167,14 +172,24 @@ MACHINE_STANDIN = (
     "def reset(): pass\n")
 
 
-def import_heap():
-    """(bytes of live heap after importing every firmware module, module names).
-    The board-only module that imports ``machine`` gets a stand-in."""
+# imported only by a clock whose hallclock.cfg puts it on the hall network
+NETWORK_MODULES = ("hallclock_fw.hw.wifi", "hallclock_fw.netlink", "hallclock_fw.mqtt")
+
+
+def import_heap(serial_only=False):
+    """(bytes of live heap after importing every firmware module, module names);
+    ``serial_only``: without the hall-network modules (a clock on its USB
+    serial link never imports them).  The board-only modules get stand-ins
+    for ``machine``, ``network`` and ``socket`` (not counted)."""
     files = firmware_mpy()
     mods = sorted({k[:-4].replace("/", ".").replace(".__init__", "")
                    for k in files if k.startswith("hallclock_fw/")})
+    if serial_only:
+        mods = [m for m in mods if m not in NETWORK_MODULES]
     files["machine.py"] = MACHINE_STANDIN
-    with VMProcess(files, "import machine", obj_expr=None) as vm:
+    files["network.py"] = "STA_IF = 0\nclass WLAN:\n    def __init__(self, *a): pass\n"
+    files["socket.py"] = "AF_INET = 2\nSOCK_STREAM = 1\n"  # the webassembly port has none
+    with VMProcess(files, "import machine, network, socket", obj_expr=None) as vm:
         base = vm.heap_live()
         vm.exec("\n".join("import " + m for m in mods))
         return vm.heap_live() - base, mods

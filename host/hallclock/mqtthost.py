@@ -24,7 +24,7 @@ from hallclock_fw.netlink import topic
 
 from .broker import clocks_of, load_credentials
 from .errors import BadInput, LinkError
-from .hostlink import HostLink
+from .hostlink import HostLink, Session
 from .logfile import LogWriter
 from .logger import LINGER_MAX_S, LINGER_S, TIMERS_S, Logger
 
@@ -174,19 +174,52 @@ def claims_other_clock(clock, payload):
     return tokens is not None and tokens[0] == "H" and tokens[2] != clock
 
 
+class MemoryWriter(LogWriter):
+    """A log kept in memory (the viewer's): the same records, no file."""
+
+    def __init__(self, name):
+        LogWriter.__init__(self, os.devnull)
+        self.path = name
+        self.records = []
+
+    def flush(self):
+        n = len(self.pending)
+        if n:
+            self.records.extend(self.pending_records)
+            self.count += n
+            self.flushes += 1
+            del self.pending[:]
+            del self.pending_records[:]
+        return n
+
+    def session_records(self, clock, session):
+        self.flush()
+        return [r for r in self.records if r.get("clock") == clock and r.get("session") == session]
+
+
 class BrokerLogger(Logger):
     """``hallclock log --broker``: every clock of the hall into one log.  The
-    same HostLink per clock as per serial port, so the same records."""
+    same HostLink per clock as per serial port, so the same records.
+
+    With ``user="viewer"`` (``out`` None) it is a read-only record source for
+    the live view and the hall display on another laptop: the records go to
+    a :class:`MemoryWriter`, nothing is sent (the broker lets a viewer publish
+    nothing), and a session heard mid-way is taken up from the event heard
+    (a viewer cannot ask for the past: start it before the round)."""
 
     def __init__(self, address, hall, credentials, out, clocks=None, restore=False,
                  tls=None, user="logger"):
-        folder = os.path.dirname(os.path.abspath(out))
-        if not os.path.isdir(folder):
-            raise BadInput(f"{out}: the folder {folder} does not exist")
         creds = load_credentials(credentials, user)
+        self.viewer = out is None
+        if self.viewer:
+            self.writer = MemoryWriter(f"broker {address[0]}:{address[1]} hall {hall}")
+        else:
+            folder = os.path.dirname(os.path.abspath(out))
+            if not os.path.isdir(folder):
+                raise BadInput(f"{out}: the folder {folder} does not exist")
+            self.writer = LogWriter(out)
         self.hall = hall
         self.expect = list(clocks) if clocks else clocks_of(creds)
-        self.writer = LogWriter(out)
         self.restore = restore
         self.net = BrokerClient(address, creds[user], [topic(hall, "+", "up")], tls=tls)
         self.ports = []
@@ -199,8 +232,9 @@ class BrokerLogger(Logger):
 
     def _add(self, clock):
         down = topic(self.hall, clock, "down")
-        link = HostLink(self.writer, lambda data, t=down: self.net.publish(t, data),
-                        clock, restore=self.restore)
+        send = (lambda data: None) if self.viewer else (
+            lambda data, t=down: self.net.publish(t, data))
+        link = HostLink(self.writer, send, clock, restore=self.restore)
         self.index[clock] = len(self.links)
         port = ClockTopic(self.hall, clock)
         port.write = link.send  # what the hall relay sends a table
@@ -226,6 +260,8 @@ class BrokerLogger(Logger):
                 continue
             if not payload.endswith(b"\n"):
                 payload += b"\n"
+            if self.viewer:
+                _adopt(self.links[i], clock, payload)
             self.links[i].feed(payload, flush=False)
             self.ports[i].state = "connected"
             fed.add(i)
@@ -264,6 +300,53 @@ class BrokerLogger(Logger):
         if self.net.rfd >= 0:
             self.net.stop()
         self.writer.close()
+
+
+def _adopt(link, clock, payload):
+    """The viewer's HostLink takes up a session from the first event it hears
+    (it may not ask the clock who it is, nor for the past): a session new to
+    it -- by an event, or by a hello whose next event it does not know -- is
+    anchored at the first event heard.  The clock's name is the topic's."""
+    tokens = protocol.check(protocol.unframe(payload))
+    if tokens is None or tokens[0] not in ("E", "H"):
+        return
+    s = link.sessions.get(tokens[1])
+    if s is None:
+        s = Session(tokens[1], clock, tokens[3] if tokens[0] == "H" else None)
+        s.anchor = True
+        link.sessions[tokens[1]] = s
+    if tokens[0] == "E" and getattr(s, "anchor", False):
+        s.anchor = False
+        s.expected = int(tokens[2])
+
+
+class BrokerTail:
+    """The hall display's record source on the broker (``hall-display
+    --broker``): what ``projector.LogTail`` gives from a log file, from a
+    viewer connection."""
+
+    def __init__(self, viewer, clock_name=None, wall=time.time):
+        from .model import Clocks
+        self.viewer = viewer
+        self.clock_name = clock_name
+        self.wall = wall
+        self.lock = threading.Lock()
+        self.clocks = Clocks()
+        self.records = 0
+        self.path = viewer.writer.path
+
+    def update(self):
+        self.viewer.poll(0)
+        recs = self.viewer.writer.records
+        while self.records < len(recs):
+            self.clocks.feed(recs[self.records], self.wall())
+            self.records += 1
+
+    def state(self):
+        from .projector import face
+        with self.lock:
+            self.update()
+            return face(self.clocks, self.clock_name, self.wall(), self.path, True)
 
 
 def send_signal(address, hall, credentials, button, long=False, tls=None, user="referee"):

@@ -350,17 +350,20 @@ def check_clock(tail):
     return None
 
 
-def make_server(log, host="127.0.0.1", port=8080, clock=None):
-    """An HTTP server (not yet serving) for the log; port 0 picks a free one."""
-    folder = os.path.dirname(os.path.abspath(log))
-    if not os.path.isdir(folder):
-        raise BadInput(f"--log {log}: the folder {folder} does not exist")
-    if os.path.isdir(log):
-        raise BadInput(f"--log {log} is a folder; give the log file")
+def make_server(log, host="127.0.0.1", port=8080, clock=None, source=None):
+    """An HTTP server (not yet serving) for the log; port 0 picks a free one.
+    ``source``: another record source with LogTail's ``state()`` (the hall
+    network's viewer, ``mqtthost.BrokerTail``) instead of the log file."""
+    if source is None:
+        folder = os.path.dirname(os.path.abspath(log))
+        if not os.path.isdir(folder):
+            raise BadInput(f"--log {log}: the folder {folder} does not exist")
+        if os.path.isdir(log):
+            raise BadInput(f"--log {log} is a folder; give the log file")
     if not 0 <= port <= 65535:
         raise BadInput(f"--port {port}: an HTTP port is 0 to 65535")
-    tail = LogTail(log, clock)
-    note = check_clock(tail)  # before the port is taken: a bad --clock leaves nothing open
+    tail = source if source is not None else LogTail(log, clock)
+    note = check_clock(tail) if source is None else None  # before the port is taken
     handler = type("Handler", (_Handler,), {"tail": tail})
     try:
         server = ThreadingHTTPServer((host, port), handler)

@@ -59,8 +59,11 @@ def _day(stamp):
 class RoundTail:
     """The records of the round's log, read incrementally as it grows."""
 
+    source = "log"
+
     def __init__(self, path, wall=time.time):
         self.path = path
+        self.referee_path = referee_log_of(path)
         self.wall = wall
         self.lock = threading.Lock()
         self.offset = 0
@@ -92,20 +95,34 @@ class RoundTail:
                 rec = json.loads(raw)
             except ValueError:
                 continue
-            if not isinstance(rec, dict) or rec.get("clock") is None:
-                continue
-            name = str(rec["clock"])
-            at = epoch_of(rec.get("host_time"))
-            self.clocks.feed(rec, at if at is not None else self.wall())
-            ev = rec.get("event")
-            if ev in ("turn", "dup_start", "boot"):
-                self.warnings[name] = []
-            elif ev == "warn" and rec.get("left_s") is not None:
-                self.warnings.setdefault(name, []).append(rec["left_s"])
-            self.last_heard[name] = rec.get("host_time")
-            if isinstance(rec.get("round"), int):
-                self.rounds[name] = rec["round"]
-            self.power_lost[name] = rec.get("event") == "power_loss"
+            self.feed(rec)
+
+    def feed(self, rec):
+        if not isinstance(rec, dict) or rec.get("clock") is None:
+            return
+        name = str(rec["clock"])
+        at = epoch_of(rec.get("host_time"))
+        self.clocks.feed(rec, at if at is not None else self.wall())
+        ev = rec.get("event")
+        if ev in ("turn", "dup_start", "boot"):
+            self.warnings[name] = []
+        elif ev == "warn" and rec.get("left_s") is not None:
+            self.warnings.setdefault(name, []).append(rec["left_s"])
+        self.last_heard[name] = rec.get("host_time")
+        if isinstance(rec.get("round"), int):
+            self.rounds[name] = rec["round"]
+        self.power_lost[name] = rec.get("event") == "power_loss"
+
+    def records_for(self, clock):
+        """Every record of one clock (for a table's detail)."""
+        return [r for r in read_records(self.path)
+                if isinstance(r, dict) and str(r.get("clock")) == clock]
+
+    def exists(self):
+        return os.path.exists(self.path)
+
+    def links(self, now):
+        return _links(self.path, now)
 
 
 def _links(log, now):
@@ -125,14 +142,14 @@ def grid(tail, now):
     """The JSON the grid shows."""
     with tail.lock:
         tail.update()
-        links, note = _links(tail.path, now)
+        links, note = tail.links(now)
         tables = []
         for c in tail.clocks:
             if c.name == REFEREE_CLOCK:
                 continue
             tables.append(_row(tail, c, c.face(now), links.get(c.name, {})))
         return {"log": os.path.basename(tail.path), "tables": tables, "note": note,
-                "exists": os.path.exists(tail.path), "reasons":
+                "exists": tail.exists(), "reasons":
                 [{"key": k, "text": REASON_TEXT[k]} for k in REASONS]}
 
 
@@ -167,14 +184,13 @@ def _row(tail, c, f, link):
     return row
 
 
-def detail(log, clock):
+def detail(tail, clock):
     """A table's moves (as the report shows them) and its pauses with reasons."""
-    records = [r for r in read_records(log) if isinstance(r, dict) and str(r.get("clock")) == clock]
+    records = tail.records_for(clock)
     if not records:
         return None
     tags = {}
-    side = referee_log_of(log)
-    for t in read_records(side):
+    for t in read_records(tail.referee_path):
         if isinstance(t, dict) and t.get("event") == "pause_reason" and t.get("table") == clock:
             tags[(str(t.get("table_session")), t.get("pause_seq"))] = t.get("reason")
     games = report.games_from_records(records)
@@ -207,8 +223,8 @@ class RefereeLog:
     """The console's records, appended and fsync'd to the referee log (clock
     ``referee``, a session of its own per console run, ``seq`` from 1)."""
 
-    def __init__(self, log):
-        self.path = referee_log_of(log)
+    def __init__(self, path):
+        self.path = path
         self.writer = LogWriter(self.path)
         self.session = secrets.token_hex(4)
         self.seq = 0
@@ -234,6 +250,7 @@ class _Handler(BaseHTTPRequestHandler):
     tail: RoundTail
     token: str
     referee: RefereeLog
+    signals = None  # BrokerSignals with --broker: the console sends START / GONG itself
 
     def do_GET(self):  # noqa: N802
         url = urlparse(self.path)
@@ -242,7 +259,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if url.path == "/api/table":
             clock = (parse_qs(url.query).get("clock") or [""])[0]
-            got = detail(self.tail.path, clock)
+            got = detail(self.tail, clock)
             if got is None:
                 self._json(404, {"error": f"no table {clock!r} in the log"})
             else:
@@ -277,7 +294,7 @@ class _Handler(BaseHTTPRequestHandler):
         except (ValueError, AssertionError):
             self._json(400, {"error": "the body is not a JSON object"})
             return
-        code, answer = act(self.referee, body)
+        code, answer = act(self.referee, body, self.tail, self.signals)
         self._json(code, answer)
 
     def _json(self, code, obj):
@@ -295,18 +312,34 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
-def act(referee, body):
-    """Carry out one console action (the token is already checked)."""
+def act(referee, body, tail, signals=None):
+    """Carry out one console action (the token is already checked).  From a
+    log, START and GONG are asked of ``round start`` (which owns the ports)
+    through the referee log; on the broker the console sends them itself
+    (``signals``) and the record says so (``done``)."""
     action = body.get("action")
     if action == "gong":
-        rec = referee.write("referee_action", action="gong")
-        return 200, {"ok": True, "text": "GONG asked for every clock", "seq": rec["seq"]}
+        done = {}
+        if signals is not None:
+            signals.gong()
+            done = {"done": True}
+        rec = referee.write("referee_action", action="gong", **done)
+        return 200, {"ok": True, "text": "GONG " + ("sent to" if done else "asked for")
+                     + " every clock", "seq": rec["seq"]}
     if action == "start":
         n = body.get("round")
         if n is not None and (not isinstance(n, int) or not 1 <= n <= 999):
             return 400, {"error": "round: a whole number 1 to 999"}
-        rec = referee.write("referee_action", action="start", round=n)
-        return 200, {"ok": True, "text": "START round asked for every clock", "seq": rec["seq"]}
+        done = {}
+        if signals is not None:
+            if n is None:
+                return 400, {"error": "round: give the round number (the clocks take it "
+                                      "with the start)"}
+            signals.start(n)
+            done = {"done": True}
+        rec = referee.write("referee_action", action="start", round=n, **done)
+        return 200, {"ok": True, "text": "START round " + ("sent to" if done else "asked for")
+                     + " every clock", "seq": rec["seq"]}
     if action == "tag":
         reason = body.get("reason")
         if reason not in REASONS:
@@ -314,8 +347,8 @@ def act(referee, body):
         clock, session, seq = body.get("clock"), body.get("session"), body.get("pause_seq")
         if not isinstance(clock, str) or not isinstance(session, str) or not isinstance(seq, int):
             return 400, {"error": "give clock, session and pause_seq of the pause"}
-        pause = next((r for r in read_records(referee.log_path)
-                      if r.get("clock") == clock and r.get("session") == session
+        pause = next((r for r in tail.records_for(clock)
+                      if r.get("session") == session
                       and r.get("seq") == seq and r.get("event") == "pause"), None)
         if pause is None:
             return 404, {"error": f"no pause #{seq} of {clock} (session {session}) in the log"}
@@ -326,20 +359,22 @@ def act(referee, body):
     return 400, {"error": "action: gong, start or tag"}
 
 
-def make_server(log, host="127.0.0.1", port=8090, token=None):
-    """An HTTP server (not yet serving) for the round's log; port 0 picks a free one."""
-    folder = os.path.dirname(os.path.abspath(log))
-    if not os.path.isdir(folder):
-        raise BadInput(f"--log {log}: the folder {folder} does not exist")
-    if os.path.isdir(log):
-        raise BadInput(f"--log {log} is a folder; give the round's log file")
+def make_server(log, host="127.0.0.1", port=8090, token=None, tail=None, signals=None):
+    """An HTTP server (not yet serving) for the round's log (or, with
+    ``tail``, another record source: BrokerRoundTail); port 0 picks a free one."""
     if not 0 <= port <= 65535:
         raise BadInput(f"--port {port}: an HTTP port is 0 to 65535")
-    referee = RefereeLog(log)
-    referee.log_path = log
-    handler = type("Handler", (_Handler,), {"tail": RoundTail(log),
+    if tail is None:
+        folder = os.path.dirname(os.path.abspath(log))
+        if not os.path.isdir(folder):
+            raise BadInput(f"--log {log}: the folder {folder} does not exist")
+        if os.path.isdir(log):
+            raise BadInput(f"--log {log} is a folder; give the round's log file")
+        tail = RoundTail(log)
+    referee = RefereeLog(tail.referee_path)
+    handler = type("Handler", (_Handler,), {"tail": tail,
                                             "token": token or secrets.token_urlsafe(9),
-                                            "referee": referee})
+                                            "referee": referee, "signals": signals})
     try:
         server = ThreadingHTTPServer((host, port), handler)
     except OSError as exc:
@@ -349,3 +384,62 @@ def make_server(log, host="127.0.0.1", port=8090, token=None):
     server.token = handler.token
     server.referee = referee
     return server
+
+
+# -- the console on the hall network (--broker) ----------------------------------------
+class BrokerRoundTail(RoundTail):
+    """The grid's records from a viewer connection (``BrokerLogger`` as
+    'viewer': nothing stored, nothing sent) instead of a log file."""
+
+    source = "broker"
+
+    def __init__(self, viewer, referee_path, wall=time.time):
+        RoundTail.__init__(self, viewer.writer.path, wall)
+        self.viewer = viewer
+        self.referee_path = referee_path
+        self.fed = 0
+
+    def update(self):
+        self.viewer.poll(0)
+        recs = self.viewer.writer.records
+        while self.fed < len(recs):
+            self.feed(recs[self.fed])
+            self.fed += 1
+
+    def records_for(self, clock):
+        return [r for r in self.viewer.writer.records if str(r.get("clock")) == clock]
+
+    def exists(self):
+        return True
+
+    def links(self, now):
+        return {}, None
+
+
+class BrokerSignals:
+    """START round and GONG from the console straight to every clock of the
+    hall (``all/down``, as the hall's 'referee' client)."""
+
+    def __init__(self, address, hall, credentials, tls=None):
+        self.address, self.hall, self.credentials, self.tls = address, hall, credentials, tls
+
+    def _publish(self, frame):
+        from hallclock_fw.netlink import topic
+
+        from .broker import load_credentials
+        from .mqtthost import BrokerClient
+        creds = load_credentials(self.credentials, "referee")
+        net = BrokerClient(self.address, creds["referee"], tls=self.tls).start()
+        try:
+            net.client.publish(topic(self.hall, "all", "down"), frame).wait_for_publish(timeout=5)
+        finally:
+            net.stop()
+
+    def gong(self):
+        from hallclock_fw import protocol
+        from hallclock_fw.events import BTN_GONG
+        self._publish(protocol.command(BTN_GONG))
+
+    def start(self, number):
+        from hallclock_fw import protocol
+        self._publish(protocol.round_start(number, 0))

@@ -5,16 +5,18 @@ actions from the console.
 ``RoundControl`` hooks into a ``Logger`` (as ``relay.Relay`` does) whose ports
 are all table clocks:
 
-* ``start()`` sends every clock START (a ``C`` frame: the clock gives its start
-  gong and begins its basic time, ČAS 4.1) and the round number (an ``N``
-  frame with 0 ms elapsed: the clock logs a ``round`` event, and from then on
-  the host tags every record of that game with ``round``: hostlink.tag_round).
+* ``start()`` sends every clock ``N <round> 0``: the round starts now, which is
+  the START signal itself (the clock gives its start gong and begins its
+  basic time, ČAS 4.1), and the clock logs a ``round`` event; from then on the
+  host tags every record of that game with ``round`` (hostlink.tag_round).
 * A clock of the round heard without the round (it was off at the start, it
   rebooted, it was plugged in late: a session with no ``round`` event) gets
   ``N <round> <elapsed_ms>``: the round started that long ago, so its ten-minute
   and end gongs come at the hall's times (ČAS 6.1), not from its own start.
   Sent again every ``RETRY_S`` until the session logs ``round`` (at most
-  ``TRIES`` times: a clock that never takes it is named at the end).
+  ``TRIES`` times: a clock that never takes it is named at the end).  A clock
+  whose round had already started without a number (its own START button)
+  refuses it (``refused`` what=round): it is named too, not asked again.
 * The console's START round and GONG arrive as ``referee_action`` records in
   the referee log beside the game log (the console writes them, see
   console.py); only those written after this run began are acted on, each
@@ -28,7 +30,7 @@ import os
 import time
 
 from hallclock_fw import protocol
-from hallclock_fw.events import BTN_GONG, BTN_START
+from hallclock_fw.events import BTN_GONG
 
 from .model import epoch_of
 from .roundreport import referee_log_of
@@ -40,12 +42,13 @@ LINKS_EVERY_S = 1.0  # the link status file for the console is rewritten this of
 
 def round_frame(number, elapsed_ms):
     """The firmware's own frame for 'round N started elapsed_ms ago'."""
-    return protocol.round_number(number, elapsed_ms)
+    return protocol.round_start(number, elapsed_ms)
 
 
 class _Seen:
     def __init__(self):
         self.tagged = False  # the session logged its round event (or carries the round)
+        self.refused = False  # the clock refused the round (its round had started)
         self.tries = 0
         self.next_try = 0.0
 
@@ -65,7 +68,7 @@ class RoundControl:
         self.referee_log = referee_log_of(log_path) if log_path else None
         self.ref_offset = None
         self.ref_partial = b""
-        self.begun_wall = wall()
+        self.begun_wall = int(wall() * 1000) / 1000.0  # host_time has whole ms
         self.log = []  # lines for the operator
         self.links_path = None
         if log_path:
@@ -84,35 +87,78 @@ class RoundControl:
         return on_record
 
     def _record(self, index, record):
-        key = (index, record.get("clock"), record.get("session"))
         self.port_of[record.get("clock")] = index
+        seen = self._seen(index, record.get("clock"), record.get("session"))
+        ev = record.get("event")
+        if ev == "round" and record.get("round") == self.number:
+            seen.tagged = True
+        elif ev == "refused" and record.get("what") == "round" and not seen.tagged:
+            seen.refused = True
+
+    def _seen(self, index, clock, sid, tagged=False):
+        key = (index, clock, sid)
         seen = self.sessions.get(key)
         if seen is None:
             seen = self.sessions[key] = _Seen()
-            if self.started_at is not None:
-                # the start's own N may still be on its way: give it RETRY_S
-                seen.next_try = max(self.time(), self.started_at + RETRY_S)
-            if record.get("event") != "boot" and record.get("round") == self.number:
-                seen.tagged = True  # a session we pick up mid-game, already in the round
-        if record.get("event") == "round" and record.get("round") == self.number:
-            seen.tagged = True
+            seen.tagged = tagged
+        return seen
+
+    def _discover(self):
+        """The clock now on each port, from its link: a hello is enough (an
+        idle clock whose events are all stored sends no record)."""
+        for i, link in enumerate(self.links):
+            s = getattr(link, "current", None)
+            if s is None or s.ended:
+                continue
+            self.port_of[s.clock] = i
+            self._seen(i, s.clock, s.sid, tagged=s.round == self.number)
+
+    def live(self):
+        """Port index -> the clock's live session (not ended) on that port."""
+        out = {}
+        for i, link in enumerate(self.links):
+            s = getattr(link, "current", None)
+            if s is not None and not s.ended:
+                out[i] = s
+        return out
 
     # -- actions ------------------------------------------------------------
+    def ask_who(self):
+        """Ask every port who is there (the clocks answer with their hello)."""
+        frame = protocol.who()
+        for port in self.ports:
+            port.write(frame)
+
+    def wait_heard(self, logger, max_s=2.0):
+        """Poll until a clock has spoken on every port (at most ``max_s``)."""
+        self.ask_who()
+        until = time.monotonic() + max_s
+        while time.monotonic() < until and len(self.live()) < len(self.ports):
+            logger.poll(0.02)
+        self._discover()
+
     def start(self):
-        """START and the round number to every clock (ports with no clock
-        heard yet too: a clock that is there but silent takes them)."""
+        """The round's start (``N <round> 0``) to every clock heard; a port
+        with no clock heard yet gets the round when its clock speaks (as a
+        late clock: nothing is left waiting in a line nobody reads)."""
         if self.started_at is not None:
             return False
+        self._discover()
         self.started_at = self.time()
-        start = protocol.command(BTN_START)
         first = round_frame(self.number, 0)
-        for port in self.ports:
-            port.write(start)
-            port.write(first)
-        for seen in self.sessions.values():
+        live = set()
+        for (index, _clock, _sid), seen in self.sessions.items():
+            if seen.tagged or seen.refused:
+                continue
+            if index not in live:
+                self.ports[index].write(first)
+                live.add(index)
             seen.next_try = self.started_at + RETRY_S
             seen.tries = 1
-        self.log.append(f"round {self.number}: START sent to {len(self.ports)} port(s)")
+        quiet = [p.path for i, p in enumerate(self.ports) if i not in live]
+        self.log.append(f"round {self.number}: START sent to {len(live)} clock(s)"
+                        + (f"; no clock heard yet on {', '.join(quiet)}: told when it speaks"
+                           if quiet else ""))
         return True
 
     def gong(self):
@@ -129,12 +175,13 @@ class RoundControl:
         """Timers: the round number to clocks that do not have it yet; the
         console's actions."""
         self._referee_actions()
+        self._discover()
         self._write_links()
         if self.started_at is None:
             return
         now = self.time()
         for (index, clock, _sid), seen in self.sessions.items():
-            if seen.tagged or seen.tries >= TRIES or now < seen.next_try:
+            if seen.tagged or seen.refused or seen.tries >= TRIES or now < seen.next_try:
                 continue
             self.ports[index].write(round_frame(self.number, self.elapsed_ms()))
             if seen.tries == 0:
@@ -199,6 +246,8 @@ class RoundControl:
                 continue
             if not isinstance(rec, dict) or rec.get("event") != "referee_action":
                 continue
+            if rec.get("done"):
+                continue  # the console sent it itself (on the broker)
             at = epoch_of(rec.get("host_time"))
             if at is None or at < self.begun_wall:
                 continue  # before this run: done (or refused) by an earlier one
@@ -233,3 +282,26 @@ def run_round(logger, control, exit_on_end=False, stop=None, max_s=None, on_poll
                 return False
     finally:
         logger.close()
+
+
+# -- a virtual hall for the tour and the tests --------------------------------------
+def start_virtual_clocks(mode, values, scripts, speed=1.0, prefix="table-"):
+    """Virtual table clocks, each on its own pty, against real time ×
+    ``speed`` (relay.paced_pump).  Returns (threads, fds, paths); the caller
+    keeps the fds open while the clocks run."""
+    from .relay import _Device
+    from .transport import pty_pair
+    from .virtual import make_runner
+
+    threads, fds, paths = [], [], []
+    t0 = time.monotonic()
+    for i, actions in enumerate(scripts):
+        master, slave, path = pty_pair()
+        fds += [master, slave]
+        paths.append(path)
+        runner = make_runner(mode, values, actions, clock="%s%d" % (prefix, i + 1),
+                             sid=os.urandom(4).hex())
+        th = _Device(runner, master, t0, speed)
+        th.start()
+        threads.append(th)
+    return threads, fds, paths

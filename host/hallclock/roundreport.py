@@ -60,10 +60,11 @@ class Overtime:
     clock: str
     move: int
     player: str
-    over_ms: int | None  # None: the move never ended (the session ended in overtime)
+    over_ms: int | None  # how far over the limit (report.Move.overtime_ms)
     expired_t: int | None
     expired_time: str | None
     press_time: str | None
+    unfinished: bool = False  # never pressed: the overtime runs to the session's last record
 
 
 @dataclass
@@ -191,9 +192,13 @@ def _scan(tg, game, recs, reason_of):
         if not m.expired:
             continue
         t, when = expired_at.get(m.move, (None, None))
-        over = m.overtime_ms if m.used_ms is not None else None  # None: never pressed
-        tg.overtimes.append(Overtime(tg.clock, m.move, m.player, over, t, when,
-                                     press_time.get(m.move)))
+        # how far over: read off the firmware's core by the report (to the press, or
+        # for a move never pressed to the session's last record)
+        over = m.overtime_ms
+        unfinished = getattr(m, "unfinished", False) or m.used_ms is None
+        o = Overtime(tg.clock, m.move, m.player, over, t, when, press_time.get(m.move))
+        o.unfinished = unfinished
+        tg.overtimes.append(o)
 
 
 def _used(tg, player):
@@ -212,11 +217,18 @@ def _day(host_time):
     return str(host_time).split("T", 1)[1].rstrip("Z")
 
 
-def print_round(n, tables, console=None):
+def print_round(n, tables, console=None, games=True):
     from rich.console import Console
     from rich.table import Table
 
     console = console or Console()
+    _print_summary(n, tables, console, Table)
+    if games:
+        console.print(f"[bold]The games of round {n}, table by table[/bold]")
+        report.print_report([g for tg in tables for g in tg.games], console)
+
+
+def _print_summary(n, tables, console, Table):
     console.print(f"[bold]Round {n}[/bold]: {len(tables)} table(s)")
     t = Table(title=f"round {n}: the games", title_justify="left")
     for col in ("table", "mode", "moves", "A used", "B used", "overtimes", "pauses",
@@ -241,7 +253,7 @@ def print_round(n, tables, console=None):
             t.add_column(col)
         for o in over:
             t.add_row(o.clock, str(o.move), o.player,
-                      report.fmt_ms(o.over_ms) if o.over_ms is not None else "never pressed",
+                      report.fmt_ms(o.over_ms) + (" (never pressed)" if o.unfinished else ""),
                       report.fmt_short(o.expired_t), _day(o.expired_time), _day(o.press_time),
                       style="red")
         console.print(t)
@@ -286,7 +298,8 @@ def csv_rows(n, tables):
             yield {"round": n, "kind": "overtime", "table": tg.clock, "session": "",
                    "move": o.move, "player": o.player,
                    "ms": "" if o.over_ms is None else o.over_ms,
-                   "text": "over the limit" if o.over_ms is not None else "never pressed",
+                   "text": "never pressed: over the limit up to the session's last record"
+                   if o.unfinished else "over the limit",
                    "t_ms": "" if o.expired_t is None else o.expired_t,
                    "time_of_day": _day(o.expired_time)}
         for p in tg.pauses:
@@ -297,18 +310,19 @@ def csv_rows(n, tables):
                    "t_ms": p.t_ms, "time_of_day": _day(p.host_time)}
 
 
-def write_csv(n, tables, path):
-    try:
-        with open(path, "w", newline="", encoding="utf-8") as f:
-            w = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
-            w.writeheader()
-            for row in csv_rows(n, tables):
-                w.writerow(row)
-    except OSError as exc:
-        raise BadInput(f"{path}: cannot write the CSV ({exc.strerror})") from None
+def write_csv(n, tables, path, force=False):
+    """The CSV, written whole or not at all (outfiles.write_file)."""
+    from .outfiles import write_file
+
+    def write(f):
+        w = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
+        w.writeheader()
+        for row in csv_rows(n, tables):
+            w.writerow(row)
+    write_file(path, write, force=force, what="CSV")
 
 
-def write_plot(n, tables, path):
+def write_plot(n, tables, path, force=False):
     """One hall-wide plot: the time used per move on every table (a line per
     table; overtime moves marked red), the move limit dashed."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -339,7 +353,6 @@ def write_plot(n, tables, path):
     ax.set_title(f"round {n}: time used per move, all tables (red rings: overtime)", loc="left")
     ax.legend(loc="upper left", fontsize=7, ncols=max(1, min(8, len(tables))))
     fig.tight_layout()
-    try:
-        fig.savefig(path, format="png")
-    except OSError as exc:
-        raise BadInput(f"{path}: cannot write the plot ({exc.strerror})") from None
+    from .outfiles import write_file
+    write_file(path, lambda f: fig.savefig(f, format="png"), force=force, binary=True,
+               what="plot")

@@ -193,3 +193,40 @@ def test_announce_signals_are_distinct_and_loud():
     for i in range(len(pats)):
         for j in range(i + 1, len(pats)):
             assert pats[i] != pats[j]
+
+
+# -- restore after a power loss ------------------------------------------------------
+def test_restore_goes_on_with_the_countdown_left():
+    sim = make(WRAP_START)
+    assert sim.core.restore((4, 70000, 0), sim.t(0))
+    assert [e[1] for e in sim.rec.events] == ["resume"]
+    assert sim.rec.events[0][2] == {"player": NULL, "move": 4, "limit_ms": 70000}
+    sim.run_to(80000)
+    # II.3: the 120 s and 60 s announcements: only 60 and 30 s were still ahead
+    assert anns(sim) == [(10000, 4, 60), (40000, 4, 30)]
+    assert [e[0] for e in sim.rec.of("dup_end")] == [70000]
+    sim.press(90000, BTN_START)  # II.13: the next move is 5
+    assert sim.rec.of("dup_start")[0][2]["move"] == 5
+
+
+def test_restore_of_a_paused_or_finished_move_and_only_once():
+    sim = make()
+    assert sim.core.restore((2, 45000, 1), sim.t(0))
+    assert sim.core.paused() and sim.core.left_ms(sim.t(9000)) == 45000
+    assert not sim.core.restore((7, 10000, 0), sim.t(1000))  # once
+    done = make()
+    assert done.core.restore((3, 0, 0), done.t(0))
+    assert done.core.left_ms(done.t(0)) == 0 and not done.core.running()
+    assert not make().core.restore((0, 180000, 0), 0)  # nothing had started
+    assert not make().core.restore((1, 2), 0)  # not a duplicate snapshot
+
+
+def test_snapshot_then_restore_is_the_same_countdown():
+    a = make()
+    a.press(0, BTN_START)
+    a.run_to(50000)
+    snap = a.core.snapshot(a.t(50000))
+    assert snap == (1, 130000, 0)
+    b = make()
+    assert b.core.restore(snap, b.t(0))
+    assert b.core.snapshot(b.t(0)) == snap

@@ -35,8 +35,9 @@ _GC_IDLE_MS = const(50)  # collect only when the next pass is at least this far 
 _GC_EVERY_MS = const(900)  # ... and at most about once a second
 _GC_MIN_THRESHOLD = const(8192)
 # [collections the loop started, heap in use just before the last one, tick
-#  of the last one] -- read by the unix VM's heap accounting (tests, bench)
-GC = [0, 0, 0]
+#  of the last one, app.events at the last one] -- read by the unix VM's heap
+#  accounting (tests, bench)
+GC = [0, 0, 0, 0]
 # CPython (the tests of this module on fakes) has its own collector and none
 # of MicroPython's heap figures: there these steps do nothing.
 _MICROPYTHON = sys.implementation.name == "micropython"
@@ -57,10 +58,12 @@ def _forget(name):
 def gc_setup():
     """At boot: the emergency exception buffer (a traceback out of an IRQ even
     with the heap full), a first collection, and the automatic-collection
-    threshold: half the free heap, far above what a steady game allocates
-    between two of the loop's collections (about a second), so the only
-    collections in a steady game are the loop's own, between passes; the
-    other half stays free for what a burst of frames takes."""
+    threshold: three quarters of the free heap, far above what a steady game
+    allocates between two of the loop's collections (a second, or one
+    event's pass: frames, and the call states MicroPython takes from the heap
+    for larger functions and frees at once, which count towards the threshold
+    too), so the only collections in a steady game are the loop's own,
+    between passes."""
     if not _MICROPYTHON:
         return
     import micropython
@@ -69,22 +72,24 @@ def gc_setup():
         emergency(100)
     gc.collect()
     free = gc.mem_free()
-    gc.threshold(max(_GC_MIN_THRESHOLD, free // 2))
+    gc.threshold(max(_GC_MIN_THRESHOLD, free * 3 // 4))
 
 
-def idle_collect(now, due):
+def idle_collect(now, due, events=0):
     """Collect now if the loop is idle long enough (the next deadline at
-    least _GC_IDLE_MS away) and the last collection is _GC_EVERY_MS ago.  A
-    steady game wakes every second (the shown second changes), so garbage
-    never builds up to the threshold between two of these."""
+    least _GC_IDLE_MS away) and either events were made since the last
+    collection (their frames are the garbage) or it is _GC_EVERY_MS ago (the
+    host's frames).  A steady game wakes every second (the shown second
+    changes), so garbage never builds up to the threshold between two."""
     if not _MICROPYTHON or ticks_diff(due, now) < _GC_IDLE_MS:
         return False
-    if GC[0] and ticks_diff(now, GC[2]) < _GC_EVERY_MS:
+    if GC[0] and events == GC[3] and ticks_diff(now, GC[2]) < _GC_EVERY_MS:
         return False
     GC[1] = gc.mem_alloc()
     gc.collect()
     GC[0] += 1
     GC[2] = now
+    GC[3] = events
     return True
 
 
@@ -155,7 +160,7 @@ def loop(hw, app, passes=-1):
         now = ticks_ms()
         app.step(now)
         due = app.next_wake(now)
-        idle_collect(now, due)
+        idle_collect(now, due, app.events)
         wait(due)
         if passes > 0:
             passes -= 1

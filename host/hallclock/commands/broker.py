@@ -1,7 +1,6 @@
 """``hallclock broker-config`` and ``hallclock broker``: the hall's MQTT broker
 (Mosquitto) for clocks on Wi-Fi (docs/network.md, docs/hall.md)."""
 import os
-import subprocess
 import sys
 
 from ..errors import BadInput, HallclockError
@@ -39,6 +38,18 @@ def register(sub):
     p.add_argument("--tls-ca", default=None, metavar="FILE")
     p.set_defaults(func=cmd_referee)
 
+    p = sub.add_parser("view", help="the live view of the hall from the broker, as 'viewer' "
+                       "(a second laptop: nothing is written or sent)")
+    p.add_argument("--broker", required=True, metavar="HOST:PORT")
+    p.add_argument("--hall", required=True)
+    p.add_argument("--credentials", required=True, metavar="FILE",
+                   help="credentials.json (its 'viewer' entry is used)")
+    p.add_argument("--tls-ca", default=None, metavar="FILE")
+    p.add_argument("--plain", action="store_true", help="plain lines instead of the table")
+    p.add_argument("--exit-on-end", action="store_true",
+                   help="exit once every clock of the hall has ended its session")
+    p.set_defaults(func=cmd_view)
+
 
 def cmd_broker_config(args):
     from .. import broker
@@ -63,11 +74,12 @@ def cmd_broker(args):
     problem = broker.reachable_by_broker(args.dir)
     if problem is not None:
         raise BadInput(problem)
-    try:
-        return subprocess.call([broker.mosquitto_binary(), "-c", os.path.abspath(conf)])
-    except KeyboardInterrupt:
-        print("hallclock broker: stopped", file=sys.stderr)
-        return 0
+    exe = broker.mosquitto_binary()
+    port, host = broker.listen_port(args.dir)
+    print(f"hallclock broker: mosquitto on port {port} ({conf}); Ctrl-C stops it",
+          file=sys.stderr, flush=True)
+    try:  # mosquitto itself in the foreground: its signals and exit status are ours
+        os.execv(exe, [exe, "-c", os.path.abspath(conf)])
     except OSError as exc:
         raise HallclockError(f"cannot run mosquitto: {exc}") from None
 
@@ -82,4 +94,22 @@ def cmd_referee(args):
     send_signal(address, args.hall, args.credentials, BUTTON_NAMES.index(args.button),
                 long=args.long, tls=args.tls_ca)
     print(f"{args.button} sent to every clock of hall {args.hall}")
+    return 0
+
+
+def cmd_view(args):
+    from ..broker import check_name, parse_broker
+    from ..liveview import LiveView
+    from ..mqtthost import BrokerLogger
+    address = parse_broker(args.broker)
+    check_name("hall name", args.hall)
+    viewer = BrokerLogger(address, args.hall, args.credentials, None, user="viewer",
+                          tls=args.tls_ca)
+    viewer.open()
+    try:
+        with LiveView(viewer, plain=True if args.plain else None) as view:
+            viewer.run(exit_on_end=args.exit_on_end, on_poll=view.poll)
+    except KeyboardInterrupt:
+        pass
+    print(f"hallclock view: {viewer.writer.count} records seen", file=sys.stderr)
     return 0

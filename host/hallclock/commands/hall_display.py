@@ -4,8 +4,10 @@
 def cmd_hall_display(args):
     from ..projector import make_server, url_of
 
-    server = make_server(args.log, args.host, args.port, args.clock)
-    what = f"clock {args.clock} of {args.log}" if args.clock else args.log
+    source = _broker_source(args)  # the hall network, as 'viewer' (docs/network.md)
+    server = make_server(args.log, args.host, args.port, args.clock, source=source)
+    log = args.log if source is None else source.path
+    what = f"clock {args.clock} of {log}" if args.clock else log
     print(f"Hall display for {what} on {url_of(server)} — open it in a browser on the "
           "projector, full screen (F11). Ctrl-C stops.", flush=True)
     if server.note:
@@ -22,11 +24,30 @@ def cmd_hall_display(args):
 def register(sub):
     p = sub.add_parser("hall-display",
                        help="serve a projector page: duplicate countdown or round time, live")
-    p.add_argument("--log", required=True,
+    p.add_argument("--log", default=None,
                    help="the game log to show (may still be growing, or not exist yet)")
     p.add_argument("--port", type=int, default=8080, help="HTTP port (default 8080)")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (0.0.0.0: other machines on the LAN too)")
     p.add_argument("--clock", help="show one clock of the log (default: the whole hall -- "
                    "the round, or the hall countdown)")
+    from .log import broker_options
+    broker_options(p, "show the hall from the broker instead of a log (as 'viewer')")
     p.set_defaults(func=cmd_hall_display)
+
+
+def _broker_source(args):
+    from ..errors import BadInput
+    from .log import broker_args
+    address = broker_args(args)
+    if address is None:
+        if args.log is None:
+            raise BadInput("give --log LOG, or --broker HOST:PORT --hall NAME --credentials F")
+        return None
+    if args.log is not None:
+        raise BadInput("give --log or --broker, not both")
+    from ..mqtthost import BrokerLogger, BrokerTail
+    viewer = BrokerLogger(address, args.hall, args.credentials, None, user="viewer",
+                          tls=args.tls_ca)
+    viewer.open()
+    return BrokerTail(viewer, args.clock)

@@ -56,6 +56,9 @@ def cmd_log(args):
     from ..liveview import LiveView
     from ..logger import Logger
     from .ports import resolve_port
+    if args.reset and args.broker is not None:  # --reset: serial ports only
+        raise BadInput("--reset is for serial ports (it pulses a DevKit's EN line); "
+                       "a clock on the hall network resets from its own button")
     address = broker_args(args)
     if address is not None:
         from ..mqtthost import BrokerLogger

@@ -21,13 +21,39 @@ def register(sub):
                    help="the round number (1 or more)")
     s.add_argument("--port", action="append", default=[], metavar="PORT",
                    help="serial port of a clock (repeat for every clock; 'auto' for the only board)")
+    s.add_argument("--ports-file", metavar="FILE",
+                   help="the clocks' ports, one a line (as many --port)")
     s.add_argument("--out", metavar="LOG", help="the round's log (JSON Lines); needed with --port")
     s.add_argument("--wait", action="store_true",
                    help="do not start at once: wait for START round in the console")
     s.add_argument("--exit-on-end", action="store_true",
                    help="exit once every clock's session has ended")
+    from .log import broker_options
+    broker_options(s, "the hall network instead of serial ports (this command is then the "
+                   "hall's logger: run no 'log --broker' beside it)")
     s.add_argument("--max-s", type=float, default=None, help=argparse.SUPPRESS)
     s.set_defaults(func=cmd_round_start)
+
+    v = sub.add_parser(
+        "virtual-clocks", help="table clocks as virtual devices on ptys, for a round "
+        "without hardware (configure, round start, console)",
+        description="Starts N virtual table clocks (the real firmware), each on its own "
+        "pty, against real time x --speed, and writes their port paths to --ports-file "
+        "(one a line) for 'configure' and 'round start --ports-file'. The clocks stop when "
+        "their scripts have ended and a host has every event (or after 30 s without one).")
+    v.add_argument("--tables", type=int, default=8, help="how many clocks (default 8)")
+    v.add_argument("--script", action="append", required=True, metavar="FILE",
+                   help="the tables' scenario: once for all, or once per table")
+    v.add_argument("--mode", default="scrabble", help="the clocks' mode before configure")
+    v.add_argument("--speed", type=float, default=1.0,
+                   help="device time per real time (default 1; 100 plays 10 minutes in 6 s)")
+    v.add_argument("--ports-file", required=True, metavar="FILE",
+                   help="where the clocks' port paths go")
+    v.add_argument("--force", action="store_true",
+                   help="replace an existing --ports-file")
+    v.add_argument("--detach", action="store_true",
+                   help="run in the background: return once the ports are there")
+    v.set_defaults(func=cmd_virtual_clocks)
 
 
 def check_round(n):
@@ -40,17 +66,26 @@ def cmd_round_start(args):
     from ..logger import Logger
     from ..roundctl import RoundControl, run_round
     from .ports import resolve_port
+    from .log import broker_args
     check_round(args.number)
-    if not args.port:
-        raise BadInput("round start: give the clocks' ports (--port P, once per clock)")
+    args.port = args.port + read_ports_file(args.ports_file)
+    address = broker_args(args)
+    if address is None and not args.port:
+        raise BadInput("round start: give the clocks' ports (--port P, once per clock) or "
+                       "--broker HOST:PORT --hall NAME --credentials FILE")
     if not args.out:
-        raise BadInput("round start --port: give --out LOG, the round's log")
-    ports = [resolve_port(p) for p in args.port]
-    if len(set(ports)) != len(ports):
-        raise BadInput("a port is given twice: every clock needs its own port")
-    logger = Logger(ports, args.out)
+        raise BadInput("round start: give --out LOG, the round's log")
+    if address is not None:
+        from ..mqtthost import BrokerLogger
+        logger = BrokerLogger(address, args.hall, args.credentials, args.out, tls=args.tls_ca)
+    else:
+        ports = [resolve_port(p) for p in args.port]
+        if len(set(ports)) != len(ports):
+            raise BadInput("a port is given twice: every clock needs its own port")
+        logger = Logger(ports, args.out)
     logger.open()
     control = RoundControl(logger, args.number, log_path=args.out)
+    control.wait_heard(logger)
     if not args.wait:
         control.start()
     else:
@@ -76,19 +111,102 @@ def cmd_round_start(args):
     return 0 if control.started_at is not None else 1
 
 
+def read_ports_file(path):
+    """The port paths of a --ports-file (one a line, # comments), or []."""
+    if path is None:
+        return []
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = [ln.split("#", 1)[0].strip() for ln in f]
+    except OSError as exc:
+        raise BadInput(f"--ports-file {path}: cannot read it ({exc.strerror})") from None
+    ports = [ln for ln in lines if ln]
+    if not ports:
+        raise BadInput(f"--ports-file {path}: no port in it (one port path a line)")
+    return ports
+
+
+def cmd_virtual_clocks(args):
+    import os
+    import time
+
+    from hallclock_fw.settings import MODES, parse
+
+    from .. import scenario
+    from ..roundctl import start_virtual_clocks
+    if args.mode not in MODES:
+        raise BadInput(f"unknown mode {args.mode!r} (modes: {', '.join(MODES)})")
+    if not 1 <= args.tables <= 64:
+        raise BadInput(f"--tables {args.tables}: give 1 to 64 clocks")
+    if not 0.01 <= args.speed <= 1000:
+        raise BadInput(f"--speed {args.speed:g}: give 0.01 to 1000")
+    if len(args.script) not in (1, args.tables):
+        raise BadInput(f"--script given {len(args.script)} times: once for every table, "
+                       f"or {args.tables} times")
+    loaded = [scenario.load(p) for p in args.script]
+    scripts = [loaded[i if len(loaded) > 1 else 0] for i in range(args.tables)]
+    from ..outfiles import check_outputs, write_file
+    check_outputs([("--ports-file", args.ports_file)], inputs=args.script, force=args.force)
+    ready = None
+    if args.detach:
+        r, w = os.pipe()
+        if os.fork():
+            os.close(w)
+            ok = os.read(r, 1) == b"1"  # the child has its ports
+            os.close(r)
+            if not ok:
+                raise BadInput("the virtual clocks did not start")
+            print(f"{args.tables} virtual clocks in the background; ports in {args.ports_file}")
+            return 0
+        os.close(r)
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        ready = w
+    try:
+        threads, fds, paths = start_virtual_clocks(args.mode, parse(args.mode, []), scripts,
+                                                   speed=args.speed)
+        write_file(args.ports_file, lambda f: f.write("".join(p + "\n" for p in paths)),
+                   force=args.force, what="ports file")
+        if ready is not None:
+            os.write(ready, b"1")
+            os.close(ready)
+        else:
+            print(f"{args.tables} virtual clocks; ports in {args.ports_file}: "
+                  + " ".join(paths) + " (Ctrl-C stops)", flush=True)
+        try:
+            while any(t.is_alive() for t in threads):
+                time.sleep(0.2)
+        except KeyboardInterrupt:
+            pass
+        for t in threads:
+            t.halt = True
+        for fd in fds:
+            os.close(fd)
+    finally:
+        if ready is not None:
+            os._exit(0)
+    return 0
+
+
 def cmd_report_round(args):
     from .. import roundreport
     if args.round is None:
         raise BadInput("several logs: give --round N (the round's report across the logs)")
     check_round(args.round)
     logs = [args.log] + list(args.more_logs)
+    from ..outfiles import check_outputs  # nothing written over (docs/contract.md)
+    check_outputs([(o, p) for o, p in (("--csv", args.csv), ("--plot", args.plot)) if p],
+                  inputs=logs, force=getattr(args, "force", False))
     tables = roundreport.load_round(args.round, logs)
     roundreport.print_round(args.round, tables)
     if args.csv:
-        roundreport.write_csv(args.round, tables, args.csv)
+        roundreport.write_csv(args.round, tables, args.csv, force=getattr(args, "force", False))
         print(f"CSV written to {args.csv}")
     if args.plot:
-        roundreport.write_plot(args.round, tables, args.plot)
+        roundreport.write_plot(args.round, tables, args.plot,
+                               force=getattr(args, "force", False))
         print(f"plot written to {args.plot}")
     return 0
 

@@ -27,6 +27,7 @@ DONE = 1
 WAITING = 2  # the scenario has ended; events still unacknowledged
 HANDED_BACK = 3  # the host took the console (M frame): the clock has stopped
 PACED = 4  # no pass: simulated time would outrun real time while events wait (pace)
+PACE_GRACE_MS = 250  # real ms simulated time waits for the host's ack before it runs on
 
 
 def session_after(sid):
@@ -51,7 +52,7 @@ class Runner:
         self.hall = FakeOutput(self.clock)
         for out in (self.buzzer, self.hall) + self.leds:
             out.record = record
-        self.displays = (FakeDisplay(), FakeDisplay())
+        self.displays = self.make_displays()
         self.uart = FakeUART()
         self.mode = mode
         self.settings = settings
@@ -64,8 +65,14 @@ class Runner:
         self.last_ms = 0  # simulated time of the last pass
         self.cap = None  # no pass beyond this simulated ms (pace)
         self._anchor = None  # (real ms, simulated ms) when events began to wait
+        self._wake = -1  # the pass a woken pass came before (UnixHW.wait)
         self.app = None
         self._boot(start_ticks)
+
+    def make_displays(self):
+        """Displays that keep their text (the unix hardware object has the
+        real TM1637 driver on fake pins instead, as the board's path)."""
+        return (FakeDisplay(), FakeDisplay())
 
     def _boot(self, now):
         panel = build_panel(self.pins, self.buzzer, self.leds, self.hall,
@@ -167,7 +174,11 @@ class Runner:
             return
         if self._anchor is None:
             self._anchor = (real_ms, self.last_ms)
-        self.cap = self._anchor[1] + (real_ms - self._anchor[0])
+        # For the first PACE_GRACE_MS of the wait simulated time stands still:
+        # a host that answers within it (every host on this machine) is heard
+        # at the same simulated moment on every run, so logs are reproducible.
+        waited = real_ms - self._anchor[0] - PACE_GRACE_MS
+        self.cap = self._anchor[1] + (waited if waited > 0 else 0)
 
     def step(self):
         """One pass of the device loop at the current time, then move time on.
@@ -179,9 +190,12 @@ class Runner:
                 self._anchor = None
             elif not self.uart.waiting():
                 return PACED
+        wake = -1
         if self.cap is not None and self.ms > self.cap:
-            # host bytes wake the loop (hw.wait), at the time real time allows
-            self.ms = self.cap if self.cap > self.last_ms else self.last_ms + 1
+            # host bytes wake the loop in its sleep (hw.wait), at the time real
+            # time allows; the pass it slept for stays where it was
+            wake = self.ms
+            self.ms = self.cap if self.cap > self.last_ms else self.last_ms
         self.last_ms = self.ms
         self.clock.now = self.now()
         self._apply()
@@ -192,8 +206,21 @@ class Runner:
             return HANDED_BACK
         if self.ended:
             return DONE if self.app.idle() else WAITING
-        self.ms = self._next_ms()
+        self.ms = self._move_on(wake)
         return RUNNING
+
+    def _move_on(self, wake):
+        """Simulated time of the next pass.  ``wake`` >= 0: this pass was woken
+        by host bytes in the sleep before the pass due at ``wake``, which stays
+        where it was (so how the host's bytes fall across reads never changes
+        the pass times): an event-driven loop still wakes earlier if the woken
+        pass asked for it; a jittered loop keeps its rhythm (no extra draw)."""
+        if wake < 0:
+            return self._next_ms()
+        if self.period is None:
+            nxt = self._next_ms()
+            return nxt if nxt < wake else wake
+        return wake
 
     def advance(self, ms):
         """After the scenario: let ``ms`` of (real) time pass, then one pass."""

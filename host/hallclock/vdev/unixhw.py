@@ -5,11 +5,12 @@ whose pins, outputs and displays are the fakes of ``fakes.py`` and whose link
 is a pty (or serial port) this process opens itself.
 
 Simulated time, as in ``hallclock.virtual.pump``: ``wait(due)`` moves the
-bytes between the firmware's UART buffer and the line, waits (real time) up
-to ``ack_wait_ms`` for the host's acknowledgement of a new event, then jumps
-simulated time to the next deadline, button edge or scenario action.  After
-the scenario's ``end`` time runs at the real rate until the host has every
-event.  Runs only on the MicroPython unix port (``select.poll`` on a file,
+bytes between the firmware's UART buffer (the strict console of
+``fakes.FakeUART``) and the line, then jumps simulated time to the next
+deadline, button edge, host byte or scenario action -- no faster than real
+time while events wait for the host's acknowledgement (``Runner.pace``).
+After the scenario's ``end`` time runs at the real rate until the host has
+every event.  Runs only on the MicroPython unix port (``select.poll`` on a file,
 ``termios``); CPython never imports it.
 """
 import gc
@@ -25,6 +26,7 @@ from .runner import Runner
 EXIT_SILENT = 3  # the host was silent for silence_ms
 EXIT_MEMORY = 4  # MemoryError: the heap is too small
 _LINE_BUFFER = 1024  # bytes the line holds for a host that does not read
+_SWEPT = 512  # X (see account_pass) grew this much in a pass: a collection swept
 
 
 class Done(Exception):
@@ -44,34 +46,46 @@ class UnixHW(Runner):
     around the scenario Runner's fake pins and schedule."""
 
     def __init__(self, link, mode, settings, actions, clock, sid, start_ticks=0,
-                 period=None, silence_ms=30000, ack_wait_ms=50, account=False):
+                 period=None, silence_ms=30000, account=False):
         self.line = link
         self.poller = select.poll()
         self.poller.register(link, select.POLLIN)
         self.rxbuf = bytearray(256)
         self.pending_out = b""
         self.silence_ms = silence_ms
-        self.ack_wait_ms = ack_wait_ms
         self.last_contact = time.ticks_ms()
         self.last_real = self.last_contact
-        self.seen = 0
         self.booted = 0
         self.panel = None
+        self.reserve = None
         self.default_clock = clock
         # heap accounting per pass (tests, bench): see account_pass
         self.account = account
         self.pass_start = 0
         self.pass_runs = 0
-        self.pass_total = 0
+        self.prev_total = micropython.mem_total()
         self.since_collect = 0  # bytes allocated since the loop's last collection
         self.gross_max = 0
+        self.pass_x = 0
+        self.auto_collections = 0  # passes in which a collection swept garbage
+        self.rounding_max = 0  # the largest change of X without one (block rounding)
         self.min_free = 1 << 30
         self.own_collections = 0
         self.high_water = 0
         self.max_pass_alloc = 0
         self.longest_collect_us = 0
+        self.collect_total_us = 0  # the loop's collections (no list: it would take heap)
+        self.collect_n = 0
         Runner.__init__(self, mode, settings, actions, clock=clock, sid=sid,
                         start_ticks=start_ticks, period=period)
+
+    def make_displays(self):
+        """The real TM1637 driver on fake pins, as on the board (its path
+        allocates nothing; FakeDisplay's text would), no bit delay."""
+        from hallclock_fw.hw.tm1637 import TM1637
+
+        from .fakes import FakePin
+        return tuple(TM1637(FakePin(), FakePin(), delay_us=0) for _ in range(2))
 
     # -- hw/device.py's hardware object ------------------------------------
     def _boot(self, now):
@@ -79,15 +93,47 @@ class UnixHW(Runner):
         self.panel = build_panel(self.pins, self.buzzer, self.leds, self.hall,
                                  self.displays, now)
         self.panel.buttons.arm()
+        if self.reserve is not None:
+            self.reserve = None
+            gc.collect()
         self.booted += 1
         self.app = device.start(self)
         gc.collect()
         self.heap_after_start = gc.mem_alloc()
         self.modules_after_start = sorted(m for m in sys.modules if m.startswith("hallclock_fw"))
+        # boot ended with a collection (gc_setup's, and the one above): count from here
+        self.prev_total = micropython.mem_total()
+        self.since_collect = 0
         self.mark_pass()
 
     def ticks_ms(self):
         return self.now()
+
+    def reboot(self):
+        """A ``reboot`` action: leave the loop first (its frame holds the old
+        App), so the new App is built on a heap the old one no longer holds,
+        as after a board's reset."""
+        raise Rebooted()
+
+    def reboot_now(self):
+        # The old App may still be seen by the conservative collector (a
+        # stale slot of the caller's frame): take its big parts apart, as the
+        # reset does with all of it.
+        old = self.app
+        self.app = None
+        if old is not None:
+            old.link.ring = None
+            old.link = None
+            old.core = None
+        old = None
+        gc.collect()
+        # A board's reset wipes the heap; here the old App's blocks are free
+        # but the harness's objects stay between them.  Keep the largest free
+        # block (the old event ring's) for the new App, as a reset would: the
+        # new panel is built around it, and it is given back just before.
+        self.reserve = bytearray(largest_free())
+        Runner.reboot(self)
+        self._apply()  # the rest of what is due at this time, on the new App
 
     def read_config(self):
         from hallclock_fw import settings as settings_mod
@@ -103,36 +149,50 @@ class UnixHW(Runner):
         sys.stderr.write(text + "\n")
 
     def set_brightness(self, level):
-        pass
+        for d in self.displays:
+            d.set_brightness(level)
 
     # -- heap accounting ------------------------------------------------------
     def mark_pass(self):
         if self.account:
             self.pass_start = gc.mem_alloc()
             self.pass_runs = device.GC[0]
-            self.pass_total = micropython.mem_total()
+            self.pass_x = micropython.mem_current() - self.pass_start
 
     def account_pass(self):
-        """After a pass (and the loop's own idle collection, if any).
+        """After a pass (and the loop's own idle collection, if any): did a
+        collection the loop did not start fall inside the pass?
 
-        MicroPython collects on its own only when an allocation fails or when
-        more than ``gc.threshold()`` bytes were allocated since the last
-        collection.  ``micropython.mem_total()`` counts every byte ever
-        allocated, so the bytes allocated since the loop's last collection are
-        known at every pass end; together with the heap's lowest free figure
-        they show whether an automatic collection could have fallen inside a
-        pass (``gross_max`` against ``threshold``, ``min_free``)."""
+        ``micropython.mem_current()`` counts the bytes allocated less those
+        freed explicitly (``m_free``: call states, reallocations); a
+        collection's sweep frees blocks without it.  ``gc.mem_alloc()`` counts
+        the blocks in use.  So ``X = mem_current - mem_alloc`` changes within
+        a pass only by block rounding (tens of bytes) -- unless a collection
+        swept garbage, which makes it jump by what it swept.  A pass whose X
+        grew by more than ``_SWEPT`` saw a collection; the loop's own one comes
+        after the pass (``device.GC[1]`` is the heap just before it).
+
+        Also kept: the bytes allocated between two of the loop's collections
+        (``micropython.mem_total()``, every allocation, the harness's included),
+        against ``gc.threshold()``."""
+        cur = micropython.mem_current()
         total = micropython.mem_total()
         used = gc.mem_alloc()
+        self.since_collect += total - self.prev_total
+        self.prev_total = total
+        gross = self.since_collect
         if device.GC[0] != self.pass_runs:
             self.own_collections += device.GC[0] - self.pass_runs
             end = device.GC[1]  # the heap just before the loop collected
-            gross = self.since_collect + total - self.pass_total
             self.since_collect = 0
         else:
             end = used
-            gross = self.since_collect = self.since_collect + total - self.pass_total
-        if gross > self.gross_max:
+        dx = (cur - end) - self.pass_x
+        if dx > _SWEPT:
+            self.auto_collections += 1
+        elif dx > self.rounding_max:
+            self.rounding_max = dx
+        if gross > self.gross_max and not self.ended:  # the game, not the wait after it
             self.gross_max = gross
         if end - self.pass_start > self.max_pass_alloc:
             self.max_pass_alloc = end - self.pass_start
@@ -145,10 +205,13 @@ class UnixHW(Runner):
     def report(self):
         from hallclock_fw.hw.device import GC
         return {"own_collections": self.own_collections, "loop_collections": GC[0],
-                "gross_max": self.gross_max, "min_free": self.min_free, "high_water": self.high_water,
+                "auto_collections": self.auto_collections, "rounding_max": self.rounding_max,
+                "gross_max": self.gross_max, "min_free": self.min_free,
+                "high_water": self.high_water,
                 "max_pass_alloc": self.max_pass_alloc, "passes": self.passes,
                 "heap_after_start": self.heap_after_start, "heap_total": gc.mem_free() +
                 gc.mem_alloc(), "longest_collect_us": self.longest_collect_us,
+                "mean_collect_us": self.collect_total_us // (self.collect_n or 1),
                 "threshold": gc.threshold(), "firmware_from": device.__file__,
                 "modules_after_start": self.modules_after_start,
                 "free_end": gc.mem_free(), "alloc_end": gc.mem_alloc(),
@@ -168,6 +231,15 @@ class UnixHW(Runner):
                 out = out[:_LINE_BUFFER]
         self.pending_out = out
 
+    def flush(self, limit_ms=2000):
+        """Send what is left (the firmware's last words) before stopping."""
+        t0 = time.ticks_ms()
+        while True:
+            self._write()
+            if not self.pending_out or time.ticks_diff(time.ticks_ms(), t0) > limit_ms:
+                return
+            self._read(20)
+
     def _read(self, ms):
         got = False
         rx = self.rxbuf
@@ -182,40 +254,58 @@ class UnixHW(Runner):
         return got
 
     def wait(self, due):
+        """After a pass: move time on as ``hallclock.virtual.pump`` does for the
+        Runner (pace, host bytes, the real-time wait after the end), then what
+        is due at the new time.  Raises Done when the host has every event."""
         if self.account:
             self.account_pass()
         self.passes += 1
         app = self.app
         if self.ended:
-            status = 2 if not app.idle() else 1
+            status = 1 if app.idle() else 2  # DONE / WAITING (vdev.runner)
         else:
             status = 0
-        self._write()
-        seq = app.link.seq
-        fresh = seq != self.seen
-        self.seen = seq
-        got = self._read(0)
-        if not got and (status != 0 or (fresh and self.pending())):
-            self._read(self.ack_wait_ms if status == 0 else 20)
-        while status == 1:  # ended, all acknowledged: flush and stop
-            if not self.pending_out:
-                raise Done()
+            self.ms = self._move_on(self._wake)
+            self._wake = -1
+        while True:
             self._write()
-            self._read(20)
-        real = time.ticks_ms()
-        if time.ticks_diff(real, self.last_contact) > self.silence_ms:
-            raise Silent()
-        if status == 0:
-            self.ms = self._next_ms()
-        else:
-            step = time.ticks_diff(real, self.last_real)
-            self.ms += step if step > 0 else 1
+            got = self._read(0)
+            if status == 1:  # ended, all acknowledged: flush and stop
+                if not self.pending_out:
+                    raise Done()
+                self._read(20)
+                continue
+            real = time.ticks_ms()
+            if time.ticks_diff(real, self.last_contact) > self.silence_ms:
+                raise Silent()
+            if status == 2:  # after the end: real time
+                if not got:
+                    self._read(20)
+                    real = time.ticks_ms()
+                self.cap = None
+                step = time.ticks_diff(real, self.last_real)
+                self.ms += step if step > 0 else 1
+                break
+            self.pace(real)  # simulated time no faster than real while events wait
+            cap = self.cap
+            if cap is not None and self.ms > cap:
+                if app.link.all_acked():
+                    self.cap = None
+                    self._anchor = None
+                elif not self.uart.waiting():
+                    self.last_real = real
+                    if not got:
+                        self._read(5)
+                    continue
+            cap = self.cap
+            if cap is not None and self.ms > cap:  # host bytes wake the loop now
+                self._wake = self.ms  # (Runner._move_on)
+                self.ms = cap if cap > self.last_ms else self.last_ms
+            break
         self.last_real = real
+        self.last_ms = self.ms
         self.clock.now = self.now()
-        booted = self.booted
-        self._apply()
-        if self.booted != booted:
-            raise Rebooted()
+        self._apply()  # may raise Rebooted
         self.mark_pass()
 
 
@@ -269,11 +359,13 @@ def _timed_collect(hw):
     """The firmware's idle collection, timed (the longest ``gc.collect()``)."""
     inner = device.idle_collect
 
-    def idle_collect(now, due):
+    def idle_collect(now, due, events=0):
         t0 = time.ticks_us()
-        done = inner(now, due)
+        done = inner(now, due, events)
         if done:
             t = time.ticks_diff(time.ticks_us(), t0)
+            hw.collect_total_us += t
+            hw.collect_n += 1
             if t > hw.longest_collect_us:
                 hw.longest_collect_us = t
         return done
@@ -294,20 +386,25 @@ def main(link, scenario, clock, sid, start_ticks=0, period=None,
         if account:
             _timed_collect(hw)
         if gc_policy == "off":  # the control: collections where they fall
-            device.idle_collect = lambda now, due: False
+            device.idle_collect = lambda now, due, events=0: False
             gc.threshold(4096)
         hw._apply()  # what is due at ms 0 (as the Runner's first step)
         while True:
             try:
                 device.loop(hw, hw.app)
             except Rebooted:
+                hw.reboot_now()
                 continue
             except Done:
                 break
+            # the loop returned: the host took the console (M frame)
+            device.hand_back(hw.uart)
+            hw.flush()
+            break
     except Silent:
         sys.exit(EXIT_SILENT)
     except MemoryError as e:
-        sys.print_exception(e)
+        sys.print_exception(e, sys.stderr)
         sys.stderr.write("@@memory\n")
         sys.exit(EXIT_MEMORY)
     if account:

@@ -17,10 +17,20 @@
     return e;
   }
 
+  // a table's card, updated in place (a tap on it is never lost to a redraw)
   function card(t) {
-    var c = el("div", "table");
-    c.id = "table-" + t.clock;
-    c.setAttribute("data-clock", t.clock);
+    var id = "table-" + t.clock;
+    var c = document.getElementById(id);
+    if (!c) {
+      c = el("div", "table");
+      c.id = id;
+      c.setAttribute("data-clock", t.clock);
+      c.onclick = function () { showDetail(t.clock); };
+    }
+    var sig = JSON.stringify(t);
+    if (c.getAttribute("data-sig") === sig) { return c; }
+    c.setAttribute("data-sig", sig);
+    c.textContent = "";
     var head = el("div", "line");
     head.appendChild(el("span", "name", t.clock));
     head.appendChild(el("span", "mode", t.mode + (t.round ? " · round " + t.round : "")));
@@ -37,7 +47,6 @@
       "heard " + t.last_heard + (t.round_left ? " · round " + t.round_left : "")));
     c.className = ["table", t.overtime ? "overtime" : "", t.paused ? "paused" : "",
       t.finished ? "finished" : "", t.lost ? "lost" : ""].join(" ").trim();
-    c.onclick = function () { showDetail(t.clock); };
     return c;
   }
 
@@ -47,8 +56,15 @@
     $("note").textContent = g.note || (g.exists ? "" : "waiting for the log");
     $("count").textContent = g.tables.length + " table(s)";
     var grid = $("grid");
-    grid.textContent = "";
-    g.tables.forEach(function (t) { grid.appendChild(card(t)); });
+    var keep = {};
+    g.tables.forEach(function (t, i) {
+      var c = card(t);
+      keep[c.id] = true;
+      if (grid.children[i] !== c) { grid.insertBefore(c, grid.children[i] || null); }
+    });
+    Array.prototype.slice.call(grid.children).forEach(function (c) {
+      if (!keep[c.id]) { grid.removeChild(c); }
+    });
     ticks += 1;
     var busy = document.activeElement && document.activeElement.tagName === "SELECT";
     if (open && !busy && ticks % 4 === 0) { loadDetail(open); }  // not under the referee's hand
