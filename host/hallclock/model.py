@@ -65,7 +65,7 @@ from hallclock_fw import protocol, settings as settings_mod
 from hallclock_fw.app import App
 from hallclock_fw.core.timing import ticks_add, ticks_diff
 from hallclock_fw.display import render, render_playout
-from hallclock_fw.events import BUTTON_NAMES, LONG
+from hallclock_fw.events import BTN_GONG, BTN_PAUSE, BTN_START, BUTTON_NAMES, LONG
 from hallclock_fw.hw.panel import Panel
 
 from . import catalog
@@ -373,14 +373,14 @@ class Model:
                 return trial
         # 4. one input, 5. a silent one and then one
         silent = []
-        for code in INPUTS:
+        for code in _likely_first(rec):
             trial, emitted = self._try(now, rec, (code,))
             if trial is not None:
                 return trial
             if not emitted:
                 silent.append(code)
         for first in silent:
-            for code in INPUTS:
+            for code in _likely_first(rec):
                 trial, _emitted = self._try(now, rec, (first, code))
                 if trial is not None:
                     return trial
@@ -530,6 +530,23 @@ class Model:
             return None
         return protocol.restore(self.mode, settings_mod.format_text(self.mode, self.settings),
                                 *values)
+
+
+_HINTS = {"gong": (BTN_START, BTN_GONG), "dup_start": (BTN_START,), "pause": (BTN_PAUSE,),
+          "resume": (BTN_PAUSE,)}
+
+
+def _likely_first(rec):
+    """Every input, the likeliest for the record first (the press of the
+    player it names, START for a start gong ...): only the order of the tries
+    changes, each is still checked by the clock's own code."""
+    first = []
+    p = rec.get("player")
+    if p in catalog.PLAYERS:
+        me = catalog.PLAYERS.index(p)
+        first += [me, 1 - me]
+    first += list(_HINTS.get(rec.get("event"), ()))
+    return tuple(first) + tuple(c for c in INPUTS if c not in first)
 
 
 def same(emitted, rec):
