@@ -28,7 +28,8 @@ $(NODE_STAMP): tools/mpvm/package.json tools/mpvm/package-lock.json
 
 setup: $(STAMP) $(NODE_STAMP)
 
-demo: $(STAMP)
+# the demo sets up all the README's tour uses (the MicroPython VM too)
+demo: setup
 	$(BIN)/hallclock demo
 
 test: setup browser-setup

@@ -195,3 +195,17 @@ def test_duplicate_plot_shows_stops_and_announcements_per_move(tmp_path):
     assert labels.count("2:00 left") == 3 and "stop 1:00" in labels
     legend = ax.get_legend_handles_labels()[1]
     assert "time stopped" in legend and "announced" in legend
+
+
+def test_a_session_without_its_boot_is_reported_from_the_records(tmp_path, capsys):
+    """No boot record (a log cut at the front): no core to replay, so an
+    overtime no press ended is unknown ('?'), never 0:00.0; the report says why."""
+    log = simulate(tmp_path, README_GAME)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("".join(log.read_text().splitlines(keepends=True)[1:]))
+    (game,) = report.load_games(str(cut))
+    assert game.modelled and game.moves[1].overtime_ms is None
+    assert cli.main(["report", str(cut), "--claims"]) == 0
+    out = capsys.readouterr().out
+    assert "not replayed on the clock's core" in out
+    assert re.search(r"\s2\s+B\s.*\s\?\s+unfinished", out)

@@ -27,5 +27,6 @@ def name_error(value):
         if c not in NAME_CHARS:
             return "%r is not allowed in a clock name: use %s" % (c, GRAMMAR)
     if value in RESERVED:
-        return "%r is reserved for the hall network: use another name" % value
+        return ("%r is reserved, taken by the hall network (all: every clock's topic; "
+                "logger, referee, viewer: the host clients): choose another name" % value)
     return None

@@ -137,7 +137,9 @@ class HostLink:
         if self.acks:
             for sid in self.acks:
                 s = self.sessions[sid]
-                self.send(protocol.ack(sid, s.expected - 1))
+                # only what is on disk: a full disk holds records back (logfile)
+                self.send(protocol.ack(sid, min(s.expected - 1,
+                                                self.writer.durable_seq(s.clock, sid))))
             self.acks.clear()
         if self.stored:
             if self.on_record is not None:
@@ -200,6 +202,8 @@ class HostLink:
                 return
             self.current = s
             acks[sid] = True
+            if not self.writer.accepting():
+                return  # the disk is full and the host holds enough: the clock keeps it
             seq = int(tokens[2])
             if seq < s.expected:
                 self.dups += 1

@@ -258,6 +258,9 @@ class LiveView:
             counters = ["%d ports: %d stored, %d dup, %d bad" % (len(counters), *total)]
         parts = [table, Text(" " + " · ".join(counters), style="dim", no_wrap=True,
                              overflow="ellipsis")]
+        disk = getattr(self.logger, "disk_problem", lambda: None)()
+        if disk:  # a full disk: records held, acks withheld (logger.py)
+            parts.append(Text(" DISK FULL: " + disk, style="bold white on red"))
         # the last events, as many as the screen has room for
         height = getattr(self.console, "height", 24) or 24
         room = height - (len(self.clocks.order) + len(self.logger.ports) - len(shown_ports)) - 6

@@ -2,12 +2,19 @@
 that arrive together are stored with one write and one fsync), so a crash
 loses nothing that was acknowledged; read back on start so a restarted logger resumes
 without duplicates.  The file is created only when its first record arrives."""
+import errno
 import json
 import os
 import time
 from datetime import datetime, timezone
 
 from .errors import BadInput
+
+# errors that mean "no room now" (a full disk, a quota, a file-size limit):
+# survived, the records kept and retried; any other write error stops the logger
+FULL_ERRNOS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+RETRY_FULL_S = 1.0  # try a full disk again at most this often
+MAX_HELD = 100000  # records held in memory while the disk is full (some 30 MB)
 
 
 _last_time = [None, ""]  # (whole ms, its text): records of one ms share the text
@@ -49,8 +56,9 @@ def _is_int(v, lo=T_MIN, hi=T_MAX):
     return type(v) is int and lo <= v <= hi
 
 
-def record_error(rec):
-    """None if ``rec`` (parsed JSON) is a log record, else what is wrong."""
+def record_error(rec, strict=False):
+    """None if ``rec`` (parsed JSON) is a log record, else what is wrong.
+    ``strict`` (the report): also the fields its event cannot be read without."""
     if not isinstance(rec, dict):
         return "not a JSON object"
     if not isinstance(rec.get("clock"), str) or not rec["clock"]:
@@ -76,7 +84,7 @@ def record_error(rec):
             return f"{key} is not a name"
     if "settings" in rec and not isinstance(rec["settings"], dict):
         return "settings is not an object"
-    for key in REQUIRED.get(rec["event"], ()):
+    for key in REQUIRED.get(rec["event"], ()) if strict else ():
         if rec.get(key) is None:
             return f"a {rec['event']} without its {key}"
     missing = rec.get("missing")
@@ -86,7 +94,7 @@ def record_error(rec):
     return None
 
 
-def parse_line(raw):
+def parse_line(raw, strict=False):
     """(record, None) or (None, why) for one line of a log (bytes)."""
     if len(raw) > MAX_LOG_LINE:
         return None, f"a line of {len(raw)} bytes"
@@ -96,11 +104,11 @@ def parse_line(raw):
         return None, "nested too deep"
     except ValueError:  # JSONDecodeError, and UnicodeDecodeError for bytes not UTF-8
         return None, "not JSON"
-    why = record_error(rec)
+    why = record_error(rec, strict)
     return (None, why) if why else (rec, None)
 
 
-def scan(path):
+def scan(path, strict=False):
     """(records, skipped) of a log: every whole record, and [(line number,
     why)] of the lines that are not records (a torn last line from a crash
     among them).  OSError is the caller's."""
@@ -111,7 +119,7 @@ def scan(path):
     for lineno, raw in enumerate(data.split(b"\n"), 1):
         if not raw.strip():
             continue
-        rec, why = parse_line(raw)
+        rec, why = parse_line(raw, strict)
         if rec is None:
             skipped.append((lineno, why))
         else:
@@ -182,6 +190,12 @@ class LogWriter:
         self.ended = set()  # (clock, session) closed: its end (or power_loss) is stored
         self.ends = set()  # (clock, session) whose end event is stored
         self.latest = {}  # clock -> the session of its newest record
+        self.full = None  # why the last flush could not store (disk full), or None
+        self.full_since = None
+        self.full_count = 0  # episodes of a full disk
+        self.recovered = 0  # ... and how many ended with everything stored
+        self.retry_at = 0.0
+        self.torn = False  # a cut-back failed: a torn line ends the file
         self.rounds = {}  # (clock, session) -> the round its records carry
         self.pending = []  # JSON lines queued by add(), stored by flush()
         self.pending_records = []  # their records, in the same order
@@ -194,6 +208,7 @@ class LogWriter:
                            f"({exc.strerror})") from None
         for rec in records:
             self._index(rec)
+        self.on_disk = dict(self.last)  # (clock, session) -> last seq on disk
         self._repair_tail()
 
     def _index(self, rec):
@@ -245,7 +260,7 @@ class LogWriter:
     def session_records(self, clock, session):
         """Every stored record of one session (read back from the file)."""
         self.flush()
-        return [r for r in read_records(self.path)
+        return [r for r in read_records(self.path) + self.pending_records
                 if r.get("clock") == clock and r.get("session") == session]
 
     def add(self, record):
@@ -260,27 +275,80 @@ class LogWriter:
 
     def flush(self):
         """Store every queued record: one write and one fsync for all of them.
-        Returns how many records were stored."""
+        Returns how many records were stored.
+
+        A full disk (ENOSPC, EDQUOT) or a file-size limit (EFBIG), at the
+        write or at the fsync, stores nothing: the file is cut back to where
+        it was (no half record), the records stay queued and ``full`` says
+        why; acks are withheld for them (``durable_seq``), so the clocks keep
+        the events.  The next flush after RETRY_FULL_S tries again; once it
+        succeeds every queued record is stored, once, in order."""
         if not self.pending:
             return 0
-        data = ("\n".join(self.pending) + "\n").encode()
-        if self.fd is None:
-            try:
+        if self.full is not None and time.monotonic() < self.retry_at:
+            return 0
+        data = ("\n" if self.torn else "") + "\n".join(self.pending) + "\n"
+        data = data.encode()
+        old_size = None
+        try:
+            if self.fd is None:
                 self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            except OSError as exc:
+            old_size = os.fstat(self.fd).st_size
+            view = memoryview(data)
+            while view:
+                n = os.write(self.fd, view)
+                view = view[n:]
+            self.sync(self.fd)
+        except OSError as exc:
+            if exc.errno not in FULL_ERRNOS:
                 raise BadInput(f"{self.path}: cannot write the log ({exc.strerror}); "
                                "check the folder exists and is writable") from None
-        view = memoryview(data)
-        while view:
-            n = os.write(self.fd, view)
-            view = view[n:]
-        self.sync(self.fd)
+            self._cut_back(old_size)
+            if self.full is None:
+                self.full_since = time.monotonic()
+                self.full_count += 1
+            self.full = exc.strerror or str(exc)
+            self.retry_at = time.monotonic() + RETRY_FULL_S
+            return 0
         n = len(self.pending)
         self.count += n
         self.flushes += 1
+        self.torn = False
+        for rec in self.pending_records:
+            key = (rec.get("clock"), rec.get("session"))
+            seq = rec.get("seq")
+            if rec.get("event") == "gap" and isinstance(rec.get("missing"), list):
+                seq = rec["missing"][1]  # the gap stands for the events it names
+            if isinstance(seq, int) and seq > self.on_disk.get(key, 0):
+                self.on_disk[key] = seq
         del self.pending[:]
         del self.pending_records[:]
+        if self.full is not None:
+            self.full = None
+            self.recovered += 1
         return n
+
+    def _cut_back(self, size):
+        """Undo a write that did not complete (a record cut short by a full disk)."""
+        if self.fd is None or size is None:
+            return
+        try:
+            os.ftruncate(self.fd, size)
+        except OSError:
+            self.torn = True  # the next write starts on a line of its own
+
+    def durable_seq(self, clock, session):
+        """The last seq of a session that is on disk (what may be acknowledged)."""
+        return self.on_disk.get((clock, session), 0)
+
+    def held(self):
+        """How many records wait for space."""
+        return len(self.pending)
+
+    def accepting(self):
+        """False when so many records wait for space that new events are left
+        with the clocks (their buffers keep them; they are resent)."""
+        return len(self.pending) < MAX_HELD
 
     def sync(self, fd):
         """Make what was written durable (a hook the tests instrument)."""

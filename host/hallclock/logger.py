@@ -2,6 +2,7 @@
 import os
 import resource
 import selectors
+import sys
 import time
 
 from .errors import BadInput
@@ -16,6 +17,7 @@ from hallclock_fw.link import RESEND_MS
 LINGER_S = RESEND_MS / 1000 + 0.3
 LINGER_MAX_S = 10.0
 TIMERS_S = 0.05  # timers (restores, reconnects, unsent bytes) run at least this often
+DISK_REPEAT_S = 30.0  # repeat "the disk is full" this often while it lasts
 FDS_PER_PORT = 6  # pyserial: the port and two pipes; and some to spare
 
 
@@ -47,6 +49,31 @@ class Logger:
         for port in self.ports:
             port.on_change = self._port_changed
         self.next_timers = 0.0
+        self.disk_said = None  # when the full disk was last reported (monotonic), or None
+        self.say = lambda text: print(text, file=sys.stderr, flush=True)
+
+    # -- a full disk (logfile.LogWriter.flush) ------------------------------
+    def disk_problem(self):
+        """None, or one line on why records wait (for the live view)."""
+        w = self.writer
+        if w.full is None:
+            return None
+        return (f"cannot write {w.path}: {w.full}; {w.held()} record(s) held, not "
+                "acknowledged (the clocks keep them); free some space")
+
+    def _say_disk(self):
+        """Loudly, on stderr: when the disk fills, every DISK_REPEAT_S while it
+        stays full, and when the held records are stored."""
+        now = time.monotonic()
+        problem = self.disk_problem()
+        if problem is not None:
+            if self.disk_said is None or now - self.disk_said >= DISK_REPEAT_S:
+                self.say(f"hallclock log: {problem}")
+                self.disk_said = now
+        elif self.disk_said is not None:
+            self.disk_said = None
+            self.say(f"hallclock log: {self.writer.path} is writable again: every held "
+                     "record is stored")
 
     def open(self):
         _enough_fds(len(self.ports))
@@ -95,6 +122,8 @@ class Logger:
                 links[i].feed(data, flush=False)
                 fed.append(i)
         self.writer.flush()
+        if self.writer.full is not None or self.disk_said:
+            self._say_disk()
         for i in fed:
             links[i].send_acks()
         now = time.monotonic()
@@ -153,8 +182,10 @@ class Logger:
         dups = sum(link.dups for link in self.links)
         lost = sum(link.power_losses for link in self.links)
         rec = sum(p.reconnects for p in self.ports)
+        full = (f", disk full {self.writer.full_count}× ({self.writer.held()} records still "
+                "held)" if self.writer.full_count else "")
         return (f"{self.writer.count} records written, {dups} repeats dropped, "
-                f"{bad} bad lines dropped, {rec} reconnects, {lost} power losses")
+                f"{bad} bad lines dropped, {rec} reconnects, {lost} power losses{full}")
 
     def close(self):
         for i in list(self.watched):

@@ -63,6 +63,8 @@ class Move:
             return self.core_overtime_ms
         if self.expired and self.used_ms is not None and self.limit_ms:
             return max(0, self.used_ms - self.limit_ms)
+        if self.expired:
+            return None  # ran over, no press, no core to say how far: unknown, not 0
         return 0
 
 
@@ -395,6 +397,8 @@ def overtime_text(m, short=True):
         return "flag"
     if not m.overtime_ms and not m.expired:
         return ""
+    if m.overtime_ms is None:
+        return "?"
     text = (fmt_short if short else fmt_ms)(m.overtime_ms)
     return text + ("+" if m.unfinished else "")
 
@@ -456,7 +460,7 @@ def totals(game):
             "average_ms": sum(used) // len(used) if used else 0,
             "longest_ms": max(used) if used else 0,
             "overtimes": sum(1 for m in mine if m.expired or m.overtime_ms),
-            "overtime_ms": sum(m.overtime_ms for m in mine if not m.flag),
+            "overtime_ms": sum(m.overtime_ms or 0 for m in mine if not m.flag),
             "pauses": sum(len(m.pauses) for m in mine),
             "pause_ms": sum(sum(pause_ms(m, game.breaks)) for m in mine),
             "breaks": len(breaks),
@@ -496,7 +500,7 @@ def load_log(path):
     if os.path.isdir(path):
         raise BadInput(f"{path}: is a folder; give a log file (JSON Lines)")
     try:
-        records, skipped = scan(path)
+        records, skipped = scan(path, strict=True)
     except OSError as exc:
         raise BadInput(f"{path}: cannot read the log ({exc.strerror})") from None
     if not records:
@@ -661,8 +665,8 @@ def print_claims(games, console=None):
         if c["playout"]:
             notes_.append("play-out " + PLAYOUT_LABEL.get(c["playout"], str(c["playout"])))
         table.add_row(c["clock"], str(c["move"]), c["player"],
-                      "flag" if c["flag"] else fmt_short(c["overtime_ms"]) +
-                      ("+" if c["unfinished"] else ""),
+                      "flag" if c["flag"] else "?" if c["overtime_ms"] is None else
+                      fmt_short(c["overtime_ms"]) + ("+" if c["unfinished"] else ""),
                       ran_out, ended, ", ".join(notes_))
     console.print(table)
 

@@ -8,6 +8,7 @@ from ..errors import BadInput
 # The modes whose clocks take the hall unit's START and GONG (docs/hall.md):
 # a backgammon clock runs on its own (İSTAVDER: no hall signal starts or ends it).
 HALL_MODES = ("scrabble", "duplicate")
+MAX_REAL_S = 24 * 3600.0  # hall-simulate paces real time: a day at most
 
 
 def register(sub):
@@ -107,6 +108,10 @@ def cmd_hall_simulate(args):
     if not any(a.action in ("press", "bounce", "hold") and a.arg in ("START", "GONG")
                or a.action.startswith("command") for a in hall):
         print(f"note: {args.script} never presses START or GONG: nothing will be relayed")
+    real_s = max(a.t_ms for acts in [hall] + tables for a in acts) / 1000 / args.speed
+    if real_s > MAX_REAL_S:
+        raise BadInput(f"--speed {args.speed:g}: the scripts would take {real_s / 3600:.0f} h "
+                       f"of real time (at most {MAX_REAL_S // 3600:.0f} h); give a higher --speed")
     if os.path.exists(args.out) and os.path.getsize(args.out) > 0:
         raise BadInput(f"{args.out} already exists: hall-simulate writes a new log; "
                        "remove it or choose another --out")

@@ -6,6 +6,10 @@ import os
 from ..errors import BadInput, HallclockError
 
 
+MAX_LOOP_MS = 1000  # a clock whose loop sleeps longer misses presses: not a clock
+MAX_SILENCE_S = 3600.0
+
+
 def _loop(text):
     """--loop event | jitter:LO-HI"""
     if text == "event":
@@ -15,8 +19,9 @@ def _loop(text):
             lo, hi = (int(x) for x in text[7:].split("-"))
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not jitter:LO-HI (e.g. jitter:1-20)")
-        if not 1 <= lo <= hi:
-            raise argparse.ArgumentTypeError(f"{text!r}: need 1 <= LO <= HI")
+        if not 1 <= lo <= hi <= MAX_LOOP_MS:
+            raise argparse.ArgumentTypeError(f"{text!r}: need 1 <= LO <= HI <= {MAX_LOOP_MS} "
+                                             "(a loop pass of at most a second)")
         return (lo, hi)
     raise argparse.ArgumentTypeError(f"{text!r} is not 'event' or 'jitter:LO-HI'")
 
@@ -144,8 +149,9 @@ def cmd_simulate(args):
 def cmd_device(args):
     from .. import virtual
     values, actions = prepare_device(args)
-    if args.silence_s <= 0:
-        raise BadInput(f"--silence-s {args.silence_s:g}: give a number of seconds above 0")
+    if not 0 < args.silence_s <= MAX_SILENCE_S:  # nan and inf fail this too
+        raise BadInput(f"--silence-s {args.silence_s:g}: give a number of seconds above 0 "
+                       f"and at most {MAX_SILENCE_S:g}")
     check_heap_option(args)
     sid = args.session or os.urandom(4).hex()  # a new session, as a board at power-on
     from .log import broker_args
