@@ -19,9 +19,10 @@ def main(argv=None):
                                                   "results.json"))
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     ap.add_argument("--only", action="append",
-                    help="timing, fwcost, latency, scale, unixheap, mqtt")
+                    help="timing, fwcost, latency, scale, unixheap, mqtt, display")
     args = ap.parse_args(argv)
-    only = set(args.only or ["timing", "fwcost", "latency", "scale", "unixheap", "mqtt"])
+    only = set(args.only or ["timing", "fwcost", "latency", "scale", "unixheap", "mqtt",
+                             "display"])
     res = {"machine": common.machine(), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "reproduce": "make bench  (or .venv/bin/python bench/run.py)", "seconds": {}}
     t_all = time.monotonic()
@@ -41,6 +42,7 @@ def main(argv=None):
     import scale
     import unixheap
     import mqttscale
+    import display
     if args.quick:
         part("timing", lambda: timing.bench(round_ms=12 * 60000, seeds=[1]))
         part("fwcost", fwcost.bench)
@@ -49,6 +51,7 @@ def main(argv=None):
         part("unixheap", lambda: unixheap.bench(quick=True))
         part("mqtt", lambda: mqttscale.bench(sizes=(4,), duration_s=2.0, spread_clocks=4,
                                              say=common.say))
+        part("display", lambda: display.bench(examples=50, say=common.say))
     else:
         part("timing", timing.bench)
         part("fwcost", fwcost.bench)
@@ -56,6 +59,7 @@ def main(argv=None):
         part("scale", lambda: scale.bench(say=common.say))
         part("unixheap", unixheap.bench)
         part("mqtt", lambda: mqttscale.bench(say=common.say))
+        part("display", lambda: display.bench(say=common.say))
     res["seconds"]["total"] = round(time.monotonic() - t_all, 1)
     with open(args.out, "w") as f:
         json.dump(res, f, indent=1)

@@ -23,20 +23,21 @@ class Lockstep:
     """``for t_ms, texts in run.changes(): ...`` -- records so far in ``run.records``."""
 
     def __init__(self, mode, settings, actions, start_ticks=0, period=None, seed=12345,
-                 clock="prop-1", max_passes=2000000):
+                 clock="prop-1", max_passes=2000000, restore=False, host_frames=()):
         self.runner = Runner(mode, settings, actions, clock=clock, start_ticks=start_ticks,
                              period=period, seed=seed)
         self.dir = tempfile.mkdtemp(prefix="lockstep-")
         self.writer = QuickWriter(os.path.join(self.dir, "log.jsonl"))
-        self.link = HostLink(self.writer, self.runner.feed, "lockstep")
+        self.link = HostLink(self.writer, self.runner.feed, "lockstep", restore=restore)
         self.records = []
         self.link.on_record = self.records.append
         self.max_passes = max_passes
+        # frames the host sends of its own (K, N, C ...): [(scenario ms, bytes)]
+        self.host_frames = sorted(host_frames, key=lambda f: f[0])
 
-    def device_t(self):
-        """The device's t_ms now (as its events count it)."""
-        r = self.runner
-        return ticks_diff(r.now(), r.app.t0)
+    def session(self):
+        """The device's session id now (a reboot starts a new one)."""
+        return self.runner.sid
 
     def texts(self):
         d = self.runner.displays
@@ -44,20 +45,26 @@ class Lockstep:
 
     def changes(self):
         """Run the scenario to its end; yields (t_ms, texts) after each pass
-        that changed a display, once the host has stored that pass's events."""
+        that changed a display or brought records, once the host has stored
+        that pass's events (``t_ms`` as the device's session counts it)."""
         r = self.runner
         status = RUNNING
         last = None
+        heard = 0
         try:
             while status != DONE:
                 was_running = status == RUNNING
+                while self.host_frames and self.host_frames[0][0] <= r.ms:
+                    r.feed(self.host_frames.pop(0)[1])
                 status = r.step() if was_running else r.advance(1)
                 self.link.feed(r.take_output())
                 now = self.texts()
                 # after the scenario's end the session is over: a display that
                 # goes on counting while the last acks come is not the game
-                if was_running and now != last:
+                if was_running and (now != last or len(self.records) != heard):
+                    # a display changed, or records came (restores are checked there)
                     last = now
+                    heard = len(self.records)
                     yield self.device_t_of_last_pass(), now
                 if r.passes > self.max_passes:
                     raise RuntimeError("the virtual device did not finish")

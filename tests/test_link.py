@@ -1,9 +1,10 @@
 """The link's two ends in memory, the log file's resume, and power loss
 (issue 6).  The byte-level fault tests over ptys are in test_faults.py."""
+from datetime import datetime, timezone
 import json
 
 from hallclock import scenario, virtual
-from hallclock.hostlink import HostLink, game_state
+from hallclock.hostlink import HostLink, restore_for
 from hallclock.logfile import LogWriter, read_records
 from hallclock.vdev.fakes import FakeUART
 from hallclock.vdev.runner import Runner
@@ -200,22 +201,30 @@ def test_reboot_with_restore_resumes_the_move(tmp_path):
     assert names[-1] == "end"
 
 
-def test_game_state_counts_time_used_up_to_the_last_event():
+def test_restore_is_the_cores_snapshot_at_the_last_time_heard():
+    """The S frame's values come from the firmware's own core, replayed from
+    the old session's records: the move's time up to the last event heard
+    (the outage not counted), the round's time up to now (ČAS 4.1, 6.1)."""
+    sets = {"move_s": 120, "warn_s": [30, 20, 10], "round_min": 40, "round_warn_min": 10}
     recs = [
-        {"event": "boot", "mode": "scrabble", "t_ms": 0,
-         "settings": {"move_s": 120, "warn_s": [30, 20, 10], "round_min": 40,
-                      "round_warn_min": 10}},
-        {"event": "turn", "player": "A", "move": 3, "limit_ms": 120000, "t_ms": 1000},
-        {"event": "pause", "player": "A", "move": 3, "t_ms": 11000},
-        {"event": "resume", "player": "B", "move": 4, "limit_ms": 120000, "t_ms": 20000},
-        {"event": "warn", "player": "B", "move": 4, "left_s": 30, "t_ms": 110000},
+        {"event": "boot", "mode": "scrabble", "t_ms": 0, "settings": sets},
+        {"event": "gong", "kind": "start", "move": None, "t_ms": 0},
+        {"event": "turn", "player": "A", "move": 1, "limit_ms": 120000, "t_ms": 2000},
+        {"event": "pause", "player": "A", "move": 1, "t_ms": 12000},
+        # A, whose time was stopped, presses: A's move ends, B's starts (11.2)
+        {"event": "press", "player": "A", "move": 1, "used_ms": 10000, "t_ms": 20000},
+        {"event": "turn", "player": "B", "move": 2, "limit_ms": 120000, "t_ms": 20000},
+        {"event": "resume", "player": "B", "move": 2, "limit_ms": 120000, "t_ms": 20000},
+        {"event": "warn", "player": "B", "move": 2, "left_s": 30, "t_ms": 110000,
+         "host_time": "2026-12-01T10:00:00.000Z"},
     ]
-    mode, stext, move, player, left = game_state(recs)
-    assert (mode, move, player, left) == ("scrabble", 4, 1, 30000)
-    assert parse("scrabble", stext.split(";")) == parse("scrabble", [])
-    assert game_state(recs[:1]) is None
-    recs.append({"event": "press", "player": "B", "move": 4, "used_ms": 1, "t_ms": 111000})
-    assert game_state(recs) is None  # between moves: nothing to restore
+    wall = datetime(2026, 12, 1, 10, 0, 5, tzinfo=timezone.utc).timestamp()
+    mode, stext, values = restore_for(recs, wall=wall)
+    assert mode == "scrabble" and parse("scrabble", stext.split(";")) == parse("scrabble", [])
+    # move 2, B, 30 s of its limit left, running; round 0 (unknown), 115 s since
+    # START (the last event and the 5 s since), no play-out yet
+    assert values == [2, 1, 30000, 0, 0, 115000, -1, 0]
+    assert restore_for(recs[:1]) is None  # nothing had started: nothing to restore
 
 
 def test_runner_reboot_loses_unacknowledged_events():

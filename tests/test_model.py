@@ -171,3 +171,116 @@ def test_clocks_chain_sessions_and_tell_the_device_time():
     assert c.face(112.0).displays == (" 1:50", " 2:00")
     other = dict(boot("duplicate"), clock="hall")
     assert clocks.feed(other, 103.0) is not c and clocks.order == ["t1", "hall"]
+
+
+def test_a_bank_that_ran_out_stands_at_zero_before_the_log_says_so():
+    """Between records the model's clock runs on as the device's loop would:
+    past the deadline the flag has fallen (0:00, standing) even before the
+    ``expired`` record arrives."""
+    m = Model.from_records([boot("backgammon", bank_s=60, delay="fischer", delay_s=0),
+                            rec(0, "turn", player="A", move=1, bank_ms=60000)])
+    for t in (60000, 61000, 90000):
+        f = m.face(t)
+        assert f.displays == (" 0:00", " 1:00") and f.facts["flag"] and not f.running
+
+
+def test_restore_end_to_end_both_banks(tmp_path):
+    """Reboot mid-game with log --restore: the game goes on with the time as it
+    stood when last heard, both banks (İSTAVDER: each player's bank is theirs)."""
+    from hallclock import virtual
+    from hallclock.logfile import read_records
+    script = tmp_path / "bg.txt"
+    script.write_text("0 press B\n20000 press A\n50000 press B\n70000 reboot\n"
+                      "95000 press A\n100000 end\n")
+    out = tmp_path / "bg.jsonl"
+    virtual.simulate(scenario.load(str(script)), "backgammon",
+                     parse("backgammon", ["bank_s=600", "delay=bronstein"]), str(out),
+                     restore=True)
+    recs = read_records(out)
+    loss = next(r for r in recs if r["event"] == "power_loss")
+    # A's move 3 began at 50 s and was last heard of then: 9:55 left; B has 9:45
+    assert loss["restore"]["values"] == [3, 0, 595000, 585000, 0, 0, 0, 0]
+    new = [r for r in recs if r["session"] == loss["next_session"]]
+    assert [r["event"] for r in new[:2]] == ["boot", "resume"]
+    assert (new[1]["player"], new[1]["move"], new[1]["bank_ms"]) == ("A", 3, 595000)
+    clocks = Clocks()
+    for r in recs:
+        clocks.feed(r, None)
+    c = clocks.get(recs[0]["clock"])
+    assert c.model.mismatches == [] and c.previous.mismatches == []
+    assert c.model.inputs[0][1] == "restore"
+    # A's press at 95 s (25 s into the new session): A 9:55 - 23.5 s + 15 s back, B's runs
+    f = c.model.face()
+    assert f.facts["banks_ms"][1] == 585000 - (30000 - 25000)
+    assert f.player == "B"
+
+
+def test_restore_end_to_end_the_round_goes_on(tmp_path):
+    """Scrabble: the round's basic time runs on through the outage (ČAS 4.1,
+    6.1): the restored clock gives its end gong at START + round_min as
+    logged before the power loss."""
+    from hallclock import virtual
+    from hallclock.logfile import read_records
+    script = tmp_path / "s.txt"
+    script.write_text("0 press START\n2000 press B\n60000 press A\n99000 press B\n"
+                      "100000 reboot\n400000 end\n")
+    out = tmp_path / "s.jsonl"
+    virtual.simulate(scenario.load(str(script)), "scrabble",
+                     parse("scrabble", ["round_min=5", "round_warn_min=1"]), str(out),
+                     restore=True)
+    recs = read_records(out)
+    loss = next(r for r in recs if r["event"] == "power_loss")
+    new = [r for r in recs if r["session"] == loss["next_session"]]
+    rnd = next(r for r in new if r["event"] == "round")
+    # the round had run 99 s when last heard, and on through the outage's wall time
+    assert 99000 <= rnd["elapsed_ms"] < 99000 + 30000
+    end = next(r for r in new if r["event"] == "gong" and r["kind"] == "end")
+    assert end["t_ms"] == rnd["t_ms"] + 300000 - rnd["elapsed_ms"]
+    resume = next(r for r in new if r["event"] == "resume")
+    assert (resume["player"], resume["move"]) == ("A", 3)
+    clocks = Clocks()
+    for r in recs:
+        clocks.feed(r, None)
+    assert clocks.get(recs[0]["clock"]).model.mismatches == []
+
+
+def test_host_frames_replayed_settings_round_and_refusals():
+    """Settings (K), the round (N) and what the clock refused replay through
+    the firmware's own App: the new core, its round, the refusals, and the
+    press that closes the settings view (ČAS 3.2) -- the displays as the
+    device's at every change."""
+    from hallclock_fw import protocol
+    sends = [(1000, protocol.configure("scrabble", "move_s=90;warn_s=30;round_min=5;"
+                                                   "round_warn_min=1")),
+             (2000, protocol.configure("scrabble", "move_s=x")),  # unreadable: refused
+             (3000, protocol.round_number(7, 0)),  # round 7 starts now: the start gong
+             (4000, protocol.round_number(8, 0)),  # a second round frame: refused
+             (12000, protocol.configure("duplicate", "move_s=60;announce_s=30"))]  # a game runs
+    # B's press closes the settings view (nothing logged), the next starts A's move
+    run = Lockstep("scrabble", parse("scrabble", []),
+                   [(8000, "press", "B"), (9000, "press", "B"), (30000, "end", None)],
+                   host_frames=sends)
+    model = None
+    fed = 0
+    changes = 0
+    for t, texts in run.changes():
+        while fed < len(run.records):
+            r = run.records[fed]
+            fed += 1
+            if model is None:
+                model = Model.from_boot(r)
+            else:
+                model.feed(r)
+        assert model.face(t).displays == texts, (t, model.inputs)
+        changes += 1
+    for r in run.records[fed:]:
+        model.feed(r)
+    events = [r["event"] for r in run.records]
+    assert events[:7] == ["boot", "settings", "refused", "round", "gong", "refused", "turn"]
+    assert events.count("refused") == 3
+    assert model.mismatches == []
+    names = [name for _t, name in model.inputs]
+    assert names[:4] == ["settings", "settings", "round", "round"]
+    # the press that closed the view is not logged: any player's press will do
+    assert names[4] in ("A + B", "B + B")
+    assert model.settings["move_s"] == 90 and model.mode == "scrabble" and changes > 10

@@ -9,9 +9,8 @@ import time
 
 from hallclock_fw import protocol, settings as settings_mod
 from . import catalog
-from .catalog import PLAYERS
 
-from .logfile import host_time
+from .logfile import host_time, read_records
 
 RESEND_ASK_S = 0.5  # ask again for a missing event at most this often
 WHO_ASK_S = 0.5  # ask an unknown session who it is at most this often
@@ -33,45 +32,40 @@ class Session:
         self.round = None  # the round this session's game belongs to (tag_round)
 
 
-def game_state(records):
-    """(mode, settings text, move, player index, left_ms) of the move in
-    progress in a session's records, or None when no move was running.
-    ``left_ms`` counts the move's time up to the last event the host heard
-    (the device's own time; the outage itself is not counted)."""
-    mode = stext = None
-    cur = None  # [move, player, limit_ms, t_start, used_ms, running]
-    last_t = 0
-    for r in records:
-        t = r.get("t_ms")
-        if isinstance(t, int):
-            last_t = t
-        ev = r.get("event")
-        if ev == "boot":
-            mode = r.get("mode")
-            sets = r.get("settings") or {}
-            try:
-                pairs = ["%s=%s" % (k, ",".join(str(x) for x in v) if isinstance(v, list) else v)
-                         for k, v in sets.items()]
-                stext = settings_mod.format_text(mode, settings_mod.parse(mode, pairs))
-            except (ValueError, TypeError):
-                stext = None
-        elif ev in ("turn", "resume") and r.get("player") in PLAYERS:
-            limit = r.get("limit_ms", r.get("bank_ms"))
-            if not isinstance(limit, int) or not isinstance(r.get("move"), int):
-                continue
-            # a turn or resume starts a limit (or bank) afresh from its t_ms
-            cur = [r["move"], PLAYERS.index(r["player"]), limit, t, 0, True]
-        elif ev == "press":
-            cur = None
-        elif ev == "pause" and cur is not None and cur[5]:
-            cur[4] += t - cur[3]
-            cur[5] = False
-    if cur is None or mode is None or stext is None:
+def restore_for(records, wall=None, restored=None, say=None):
+    """What ``log --restore`` sends a rebooted clock: (mode, settings text,
+    values) of the game in a session's records, or None when there is
+    nothing to restore.  The values are the firmware core's own ``snapshot``
+    of the session replayed into it (``hallclock.model``), at the last time
+    the host heard the clock (the outage is not counted against the player),
+    the round's part at that time plus the wall-clock time since that record
+    was stored (the hall's basic time runs on through the outage, ČAS 4.1,
+    6.1): docs/protocol.md, *Power loss and restore*.  ``restored``: what
+    the host sent this session when it began (a restore after an earlier power
+    loss: the ``restore`` of that ``power_loss`` record), which the replay
+    needs.  ``say`` hears of records the clock's code cannot explain."""
+    from .model import Model, epoch_of
+    records = [r for r in records if r.get("event") not in ("power_loss",)]
+    if not records or records[0].get("event") != "boot":
         return None
-    move, player, limit, t0, used, running = cur
-    if running:
-        used += last_t - t0
-    return mode, stext, move, player, limit - used
+    try:
+        model = Model.from_records(records, restore=restored)
+    except ValueError:
+        return None
+    if model.mismatches and say is not None:
+        say("clock %s: %d record(s) of its last session are not what its own code gives "
+            "(first: %s); the time sent back may be off: check it on the clock" % (
+                records[0].get("clock"), len(model.mismatches), model.mismatches[0].text))
+    hall_t = None
+    last = records[-1]
+    stored = epoch_of(last.get("host_time"))
+    if stored is not None and isinstance(last.get("t_ms"), int):
+        now = time.time() if wall is None else wall
+        hall_t = last["t_ms"] + max(0, int((now - stored) * 1000))
+    values = model.snapshot(None, hall_t)
+    if values is None:
+        return None
+    return (model.mode, settings_mod.format_text(model.mode, model.settings), list(values))
 
 
 # -- running a round: the round tag ------------------------------------------
@@ -232,6 +226,7 @@ class HostLink:
                     "t_ms": self.writer.last_t_ms(s.clock, sid), "event": "gap",
                     "missing": [s.expected, first - 1], "session": sid,
                     "host_time": host_time()})
+                self.stored.append(self.writer.pending_records[-1])  # the live views hear of it
                 s.expected = first
                 acks[sid] = True
         else:
@@ -244,27 +239,38 @@ class HostLink:
         if old is None or old == s.sid or self.writer.is_closed(s.clock, old):
             return
         last = self.writer.last_seq(s.clock, old)
-        self.writer.write({
+        record = {
             "clock": s.clock, "seq": last + 1, "t_ms": self.writer.last_t_ms(s.clock, old),
             "event": "power_loss", "session": old, "last_seq": last,
-            "next_session": s.sid, "host_time": host_time()})
-        self.power_losses += 1
+            "next_session": s.sid}
+        rnd = self.writer.rounds.get((s.clock, old))
+        if rnd is not None:
+            record["round"] = rnd  # the old game's record, in its round (tag_round)
+        sent = None
         if self.restore and s.expected == 1:
-            state = game_state(self.writer.session_records(s.clock, old))
-            if state is not None and state[0] == s.mode:
-                mode, stext, move, player, left = state
-                # the core's snapshot (hallclock_fw.modes) as far as the log tells it
-                # here: Scrabble without the round (-1), backgammon with the
-                # opponent's start bank and no breaks
-                if mode == "scrabble":
-                    values = (move, player, left, 0, 0, -1, -1, 0)
-                else:
-                    start = settings_mod.bank_ms(settings_mod.parse_text(mode, stext))
-                    values = (move, player, left if player == 0 else start,
-                              left if player == 1 else start, 0, 0, 0, 0)
-                s.restore = protocol.restore(mode, stext, *values)
-                # before the ack of the hello: the clock takes it before its first move
-                self.poll()
+            self.writer.flush()
+            mine = [r for r in read_records(self.writer.path) if r.get("clock") == s.clock]
+            before = [r for r in mine if r.get("event") == "power_loss"
+                      and r.get("next_session") == old and isinstance(r.get("restore"), dict)]
+            restored = None
+            if before:
+                got = before[-1]["restore"]
+                restored = (got.get("mode"), got.get("settings"), got.get("values"))
+            sent = restore_for([r for r in mine if r.get("session") == old],
+                               restored=restored, say=self.say)
+        if sent is not None:
+            # the log says what the clock was sent (the model of the new
+            # session replays it: hallclock.model)
+            mode, stext, values = sent
+            record["restore"] = {"mode": mode, "settings": stext, "values": values}
+        record["host_time"] = host_time()
+        self.writer.write(record)
+        self.stored.append(record)  # the live views hear of it
+        self.power_losses += 1
+        if sent is not None:
+            s.restore = protocol.restore(mode, stext, *values)
+            # before the ack of the hello: the clock takes it before its first move
+            self.poll()
 
     def _store(self, s, tokens):
         seq, t_ms, name, values, text = catalog.event_fields(tokens)

@@ -190,18 +190,18 @@ class LiveView:
         table = Table(title=f"hallclock log → {self.logger.writer.path}", title_justify="left",
                       box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), expand=False,
                       title_style="bold", show_edge=False)
-        table.add_column("clock", no_wrap=True, overflow="ellipsis", max_width=14 if not wide
-                         else 24)
+        table.add_column("clock", no_wrap=True, overflow="ellipsis", min_width=10,
+                         max_width=14 if not wide else 24)
         if wide:
             table.add_column("port", no_wrap=True, overflow="ellipsis", max_width=24)
-        table.add_column("link", no_wrap=True)
+        table.add_column("link", no_wrap=True, min_width=9)
         if wide:
             table.add_column("mode", no_wrap=True)
         table.add_column("A", justify="right", no_wrap=True, min_width=5)
         table.add_column("B", justify="right", no_wrap=True, min_width=5)
         table.add_column("runs", justify="center", no_wrap=True, overflow="ellipsis",
-                         max_width=10)
-        table.add_column("move", justify="right", no_wrap=True)
+                         min_width=4, max_width=10)
+        table.add_column("move", justify="right", no_wrap=True, min_width=4)
         table.add_column("state", no_wrap=True, overflow="ellipsis", min_width=12,
                          ratio=1 if not wide else None, max_width=None if not wide else 40)
         if wide:

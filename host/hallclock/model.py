@@ -1,7 +1,9 @@
 """The host's model of a clock: a device session's game replayed into the
-firmware's OWN core (``hallclock_fw.modes.make_core``), so the laptop shows
-what the clock shows because it runs the clock's code.  Nothing here knows a
-clock rule; what a mode's core holds is read through ``hallclock.modes``.
+firmware's OWN code -- its ``App`` (``hallclock_fw.app``: the host commands,
+the settings view of ČAS 3.2) around the mode's core
+(``hallclock_fw.modes.make_core``) -- so the laptop shows what the clock shows
+because it runs the clock's code.  Nothing here knows a clock rule; what a
+mode's core holds is read through ``hallclock.modes``.
 
 The log holds events, not inputs.  Each event record says that something
 happened on the clock at device time ``t_ms``; the model finds the input that
@@ -9,12 +11,16 @@ made it by asking the core itself: a record is explained by
 
 1. events the core emitted before and the log has not shown yet (one input
    often gives several events: ``press`` then ``turn``), else
-2. time: the core ticked at ``t_ms`` (warnings, expiry, gongs, play-out), else
-3. one input at ``t_ms`` -- a button, a long press, or the same sent as a
-   remote command (the core cannot tell them apart), else
-4. a silent input and then one of (3) (backgammon: a long PAUSE asks for a
-   break without an event, the next press names the player), else
-5. a restore (``S`` frame) the host sent after a power loss,
+2. time: the clock's loop passed at ``t_ms`` (warnings, expiry, gongs, play-out), else
+3. what the record itself names: the session's ``end``, settings the host
+   sent (``K``, logged ``settings``), the host's round (``N``, logged
+   ``round``), the restore the host sent after a power loss (``S``: its
+   values are in the old session's ``power_loss`` record), else
+4. one input at ``t_ms`` -- a button, a long press, or the same sent as a
+   remote command (the clock cannot tell them apart), else
+5. a silent input and then one of (4) (backgammon: a long PAUSE asks for a
+   break without an event, the next press names the player; the press that
+   closes a settings view),
 
 each tried on a copy of the core; the first whose first event equals the
 record (name, ``t_ms`` and every field of hallclock.catalog) is kept.  Records
@@ -55,22 +61,21 @@ console and ``log --restore``)::
 import copy
 from datetime import datetime
 
-from hallclock_fw import modes as fw_modes
 from hallclock_fw import protocol, settings as settings_mod
+from hallclock_fw.app import App
 from hallclock_fw.core.timing import ticks_add, ticks_diff
 from hallclock_fw.display import render, render_playout
-from hallclock_fw.events import BUTTON_NAMES, LONG
+from hallclock_fw.events import BTN_GONG, BTN_PAUSE, BTN_START, BUTTON_NAMES, LONG
 from hallclock_fw.hw.panel import Panel
 
 from . import catalog
 from . import modes as host_modes
+from .vdev.fakes import FakeUART
 from .modes import clock_text
 
 # every input a core can get from the panel or a C frame, in the order tried
 INPUTS = tuple(range(len(BUTTON_NAMES))) + tuple(b | LONG for b in range(len(BUTTON_NAMES)))
 DISPLAY_CHARS = "0123456789- P"  # digit codes -> text, as hallclock.vdev.fakes.FakeDisplay
-# records the App (not the core) writes, or the host adds
-SESSION_EVENTS = ("boot", "end", "gap", "power_loss")
 
 
 def input_name(code):
@@ -79,6 +84,8 @@ def input_name(code):
         return "tick"
     if isinstance(code, str):
         return code
+    if isinstance(code, tuple):  # a host command: ('K', mode, text), ('N', n, ms), ('S', ...)
+        return {"K": "settings", "N": "round", "S": "restore"}.get(code[0], code[0])
     base = code & ~LONG
     return BUTTON_NAMES[base] + (" long" if code & LONG else "")
 
@@ -107,8 +114,8 @@ def epoch_of(host_time):
 
 
 class _Sink:
-    """Where a core emits.  A bound method, so ``copy.deepcopy`` of the core
-    gives the copy its own sink."""
+    """Where the clock's events go (instead of the link).  Reached through a
+    bound method, so ``copy.deepcopy`` of the app gives the copy its own."""
 
     def __init__(self):
         self.events = []
@@ -117,12 +124,22 @@ class _Sink:
         self.events.append((code, now, v0, v1, v2, v3))
 
 
+class _NoButtons:
+    when = 0
+
+    def poll(self, now):
+        return -1
+
+    def next_deadline(self, now):
+        return None
+
+
 class RecordingPanel(Panel):
     """The firmware's own Panel (digit rendering included) on no hardware,
-    keeping the text of each display and the raw value the core showed."""
+    keeping the text of each display and the raw value the clock showed."""
 
     def __init__(self):
-        super().__init__(None, None, (None, None), None, (None, None))
+        super().__init__(_NoButtons(), None, (None, None), None, (None, None))
         self.texts = ["    ", "    "]
         self.ms = [None, None]
         self.steps = [None, None]
@@ -150,15 +167,51 @@ class RecordingPanel(Panel):
         self.steps[side] = None
 
 
+class _NoLink:
+    """What the App asks of its link, for a clock with no line: the events
+    go to the sink (``_ModelApp._event``), commands are handed in directly."""
+
+    def __init__(self, mode, settings_text):
+        self.mode = mode
+        self.settings_text = settings_text
+
+    def receive(self, now):
+        return 0
+
+    def next_command(self):
+        return None
+
+    def send(self, now):
+        pass
+
+    def next_deadline(self, now):
+        return None
+
+    def all_acked(self):
+        return True
+
+
+class _ModelApp(App):
+    """The firmware's App as it is, its events kept instead of framed."""
+
+    def __init__(self, sink, mode, settings, now):
+        self.sink = sink
+        super().__init__(RecordingPanel(), FakeUART(), mode, settings, "model", "00000000", now)
+        self.link = _NoLink(mode, self.link.settings_text)
+
+    def _event(self, code, now, v0, v1, v2, v3):
+        self.sink.emit(code, now, v0, v1, v2, v3)
+
+
 class Mismatch:
-    """A record the core could not explain, or an event it emitted that the
-    log does not have."""
+    """A record the clock's code could not explain, or an event it emitted
+    that the log does not have."""
 
     def __init__(self, kind, t_ms, record=None, emitted=None, text=""):
         self.kind = kind  # 'unexplained', 'not_logged', 'gap', 'bad_record'
         self.t_ms = t_ms
         self.record = record
-        self.emitted = emitted  # the core's event as a record-like dict
+        self.emitted = emitted  # the clock's event as a record-like dict
         self.text = text
 
     def __repr__(self):
@@ -169,7 +222,7 @@ class Face:
     """What a clock shows at one device time."""
 
     __slots__ = ("t_ms", "displays", "shown", "steps", "player", "move", "running",
-                 "paused", "overtime", "ended", "left_ms", "facts", "mode")
+                 "paused", "overtime", "ended", "left_ms", "facts", "mode", "settings_view")
 
     def as_dict(self):
         return {k: getattr(self, k) for k in self.__slots__}
@@ -179,27 +232,47 @@ class Face:
 
 
 class Model:
-    """One device session's game in the firmware's own core."""
+    """One device session's game in the firmware's own App and core."""
 
     def __init__(self, mode, settings, base=0, session=None, clock=None):
-        self.mode = mode
-        self.settings = settings
         self.base = base  # device tick of t_ms 0 (any value: only differences count)
         self.session = session
         self.clock = clock
-        self.view = host_modes.view_for(mode)
         self.sink = _Sink()
-        self.core = fw_modes.make_core(mode, settings, self.sink.emit)
-        self.queue = []  # the core's events not yet seen in the log (record-like dicts)
+        self.app = _ModelApp(self.sink, mode, settings, base)  # emits its boot
+        self.queue = [self._as_record(e, self.app) for e in self.sink.events]
+        del self.sink.events[:]
         self.mismatches = []
         self.t_ms = 0  # device time of the newest record fed
-        self.ended = False
-        self.end_t_ms = None
         self.power_lost = False
+        self.end_t_ms = None
         self.records = 0
         self.inputs = []  # (t_ms, input name): what the replay found
-        self.restore_values = None  # a restore the host sent (see restore_frame)
+        self.restore_values = None  # (mode, settings text, values) the host sent this session
+        self.restore_sent = None  # ... and what it sent the next one (power_loss)
         self.boot = None  # the boot record
+
+    # -- what the app holds ---------------------------------------------------
+    @property
+    def core(self):
+        return self.app.core
+
+    @property
+    def mode(self):
+        return self.app.mode
+
+    @property
+    def settings(self):
+        return self.app.settings
+
+    @property
+    def view(self):
+        return host_modes.view_for(self.app.mode)
+
+    @property
+    def ended(self):
+        """The session has ended (``end``), or the clock lost power."""
+        return self.app.ended or self.power_lost
 
     # -- building -----------------------------------------------------------
     @classmethod
@@ -211,13 +284,15 @@ class Model:
         m = cls(mode, settings_from_json(mode, rec.get("settings") or {}), base,
                 rec.get("session"), rec.get("clock"))
         m.boot = rec
-        m._seen(rec)
+        m.feed(rec)
         return m
 
     @classmethod
     def from_records(cls, records, base=0, restore=None):
         """Replay one session's records (the first is its ``boot``).
-        ``restore``: the values of a restore the host sent to this session."""
+        ``restore``: (mode, settings text, values) of the restore the host
+        sent to this session (the ``restore`` field of the old session's
+        ``power_loss`` record)."""
         records = list(records)
         if not records or records[0].get("event") != "boot":
             raise ValueError("a session's records begin with its boot")
@@ -230,12 +305,6 @@ class Model:
     def now(self, t_ms):
         return ticks_add(self.base, t_ms)
 
-    def _seen(self, rec):
-        self.records += 1
-        t = rec.get("t_ms")
-        if isinstance(t, int) and t > self.t_ms:
-            self.t_ms = t
-
     # -- records in ---------------------------------------------------------
     def feed(self, rec):
         """Replay one record; returns the mismatches it revealed."""
@@ -245,135 +314,191 @@ class Model:
         if not isinstance(t, int) or not isinstance(ev, str):
             self._mismatch("bad_record", t, rec, text="record without event or t_ms")
             return self.mismatches[before:]
-        self._seen(rec)
-        if ev in SESSION_EVENTS:
-            self._session_event(ev, t, rec)
-        elif catalog.code_of(ev) >= 0:
-            self._event(rec, t)
-        # other records (a host's own notes): not the clock's, nothing to replay
-        return self.mismatches[before:]
-
-    def _session_event(self, ev, t, rec):
-        if ev == "boot":
-            return  # a boot inside a session: not the device's doing
-        self._flush_queue(t)
+        self.records += 1
+        if t > self.t_ms:
+            self.t_ms = t
         if ev == "gap":
             self._mismatch("gap", t, rec, text="events %s are missing from the log: the "
                            "model may differ from the clock after them" % (rec.get("missing"),))
-        elif ev in ("end", "power_loss"):
-            self.ended = True
-            self.power_lost = ev == "power_loss"
-            self.end_t_ms = t if self.end_t_ms is None else self.end_t_ms
+        elif ev == "power_loss":
+            self._flush_queue()
+            self.power_lost = True
+            self.end_t_ms = t
+            sent = rec.get("restore")  # what log --restore sent the next session
+            if isinstance(sent, dict) and isinstance(sent.get("values"), list):
+                self.restore_sent = (sent.get("mode"), sent.get("settings"), sent["values"])
+        elif catalog.code_of(ev) >= 0:
+            self._event(rec, t)
+            if ev == "end" and self.end_t_ms is None:
+                self.end_t_ms = t
+        # other records (the host's own notes): not the clock's, nothing to replay
+        return self.mismatches[before:]
 
     def _event(self, rec, t):
-        if self.ended:
-            self._mismatch("unexplained", t, rec, text="%s after the session's end" % rec["event"])
-            return
-        # 1. what the core already said
+        # 1. what the clock already said
         while self.queue:
-            head = self.queue[0]
+            head = self.queue.pop(0)
             if same(head, rec):
-                self.queue.pop(0)
                 return
-            self.queue.pop(0)
             self._mismatch("not_logged", head["t_ms"], rec, head,
-                           "the core emitted %s that the log does not have" % describe(head))
-        now = self.now(t)
-        # 2. time
-        trial = self._try(now, rec, ())
-        if trial is None:
-            # 3., 4. inputs
-            trial = self._search(now, rec)
-        if trial is None:
-            self._mismatch("unexplained", t, rec, text="no input explains %s" % describe(rec))
+                           "the clock emitted %s that the log does not have" % describe(head))
+        if self.power_lost:
+            self._mismatch("unexplained", t, rec, text="%s after the power loss" % rec["event"])
             return
-        core, sink, how = trial
-        self.core, self.sink = core, sink
+        trial = self._search(self.now(t), rec)
+        if trial is None:
+            self._mismatch("unexplained", t, rec, text="nothing explains %s" % describe(rec))
+            return
+        app, sink, how = trial
+        self.app, self.sink = app, sink
         if how:
             self.inputs.append((t, " + ".join(input_name(c) for c in how)))
-        events = [self._as_record(e) for e in sink.events]
+        events = [self._as_record(e, app) for e in sink.events]
         del sink.events[:]
         self.queue = events[1:]  # the first is rec itself
 
     def _search(self, now, rec):
-        silent = []
-        for code in INPUTS:
-            trial = self._try(now, rec, (code,))
+        # 2. time (only if something fell due: a pass with nothing due changes nothing)
+        due = self.app.core.next_deadline(now)
+        if due is not None and ticks_diff(due, now) <= 0:
+            trial, _app = self._try(now, rec, ())
             if trial is not None:
                 return trial
-            core, sink = self._clone()
-            self._apply(core, code, now)
-            if not sink.events:
+        # 3. what the record names
+        for cmd in self._commands(rec):
+            trial, _app = self._try(now, rec, (cmd,))
+            if trial is not None:
+                if cmd[0] == "S":
+                    self.restore_values = None  # taken once
+                return trial
+        # 4. one input, 5. a silent one and then one
+        silent = []
+        for code in _likely_first(rec):
+            trial, emitted = self._try(now, rec, (code,))
+            if trial is not None:
+                return trial
+            if not emitted:
                 silent.append(code)
         for first in silent:
-            for code in INPUTS:
-                trial = self._try(now, rec, (first, code))
+            for code in _likely_first(rec):
+                trial, _emitted = self._try(now, rec, (first, code))
                 if trial is not None:
                     return trial
+        return None
+
+    def _commands(self, rec):
+        """Host commands (or the session's end) the record itself tells of."""
+        ev = rec.get("event")
+        out = []
+        if ev == "end":
+            out.append(("end",))
+        elif ev == "settings" and rec.get("mode") in settings_mod.MODES:
+            try:
+                values = settings_from_json(rec["mode"], rec.get("settings") or {})
+                out.append(("K", rec["mode"], settings_mod.format_text(rec["mode"], values)))
+            except ValueError:
+                pass
+        elif ev == "round" and isinstance(rec.get("round"), int) \
+                and isinstance(rec.get("elapsed_ms"), int):
+            out.append(("N", rec["round"], rec["elapsed_ms"]))
+        elif ev == "refused" and rec.get("what") == "settings":
+            # settings the clock would not take: the log does not keep them, and any
+            # would do -- the clock's own settings (a game runs), or none it can read
+            app = self.app
+            out.append(("K", app.mode, settings_mod.format_text(app.mode, app.settings)))
+            out.append(("K", app.mode, "?"))
+        elif ev == "refused" and rec.get("what") == "round":
+            out.append(("N", 0, 0))  # a round frame this clock could not take
         if self.restore_values is not None:
-            trial = self._try(now, rec, ("restore",))
-            if trial is not None:
-                self.restore_values = None
-                return trial
-        return None
-
-    def _clone(self):
-        return copy.deepcopy((self.core, self.sink))
-
-    def _apply(self, core, code, now):
-        if code == "restore":
-            self.view.restore(core, self.restore_values, now)
-        else:
-            core.button(code, now)
-
-    def _try(self, now, rec, inputs):
-        """A copy of the core after ``inputs`` at ``now`` (none: a tick), if
-        its first event is ``rec``."""
-        core, sink = self._clone()
-        if inputs:
-            for code in inputs:
-                self._apply(core, code, now)
-        else:
-            core.tick(now)
-        if sink.events and same(self._as_record(sink.events[0]), rec):
-            return core, sink, inputs
-        return None
-
-    def _as_record(self, e):
-        code, now, v0, v1, v2, v3 = e
-        out = {"event": catalog.EVENTS[code][0], "t_ms": ticks_diff(now, self.base)}
-        out.update(catalog.fields_of(code, (v0, v1, v2, v3)))
+            mode, stext, values = self.restore_values
+            out.append(("S", mode, stext) + tuple(values))
         return out
 
-    def _flush_queue(self, t):
+    def _clone(self):
+        return copy.deepcopy((self.app, self.sink))
+
+    @staticmethod
+    def _apply(app, cmd, now):
+        if isinstance(cmd, int):
+            app.press(cmd, now)
+        elif cmd[0] == "end":
+            app.end(now)
+        else:  # a host frame (K, N, S) as the clock's link hands it over: tokens
+            app.host_frame([str(x) for x in cmd], now)
+
+    def _try(self, now, rec, inputs):
+        """A copy of the clock after ``inputs`` at ``now`` (none: one pass of
+        its loop): ((app, sink, inputs) if its first event is ``rec``, else
+        None; whether it emitted anything)."""
+        app, sink = self._clone()
+        if inputs:
+            for cmd in inputs:
+                self._apply(app, cmd, now)
+        else:
+            app.step(now)
+        if sink.events and same(self._as_record(sink.events[0], app), rec):
+            return (app, sink, inputs), True
+        return None, bool(sink.events)
+
+    def _as_record(self, e, app):
+        """The clock's event as the log would hold it (the fields the host
+        adds -- clock, seq, session, host_time -- left out)."""
+        code, now, v0, v1, v2, v3 = e
+        name = catalog.EVENTS[code][0]
+        out = {"event": name, "t_ms": ticks_diff(now, self.base)}
+        out.update(catalog.fields_of(code, (v0, v1, v2, v3)))
+        if name in ("boot", "settings"):  # the text of these events: <mode>:<settings>
+            out["mode"] = app.mode
+        return out
+
+    def _flush_queue(self):
         for head in self.queue:
             self._mismatch("not_logged", head["t_ms"], None, head,
-                           "the core emitted %s that the log does not have" % describe(head))
+                           "the clock emitted %s that the log does not have" % describe(head))
         del self.queue[:]
 
     def _mismatch(self, kind, t, rec=None, emitted=None, text=""):
         self.mismatches.append(Mismatch(kind, t, rec, emitted, text))
 
     # -- what the clock shows -------------------------------------------------
+    def _at(self, t_ms):
+        """The clock as it stands at device time ``t_ms``: (app, t_ms, now).
+        The app is a copy if anything fell due since the last record (one
+        pass of the loop gives it); otherwise the model's own, to be read
+        only (``_read``)."""
+        if t_ms is None or t_ms < self.t_ms or self.ended:
+            t_ms = self.t_ms
+        now = self.now(t_ms)
+        app = self.app
+        if self.ended:
+            return app, t_ms, now
+        due = app.core.next_deadline(now)
+        if due is not None and ticks_diff(due, now) <= 0:
+            app, _sink = self._clone()
+            app.step(now)  # one pass of the loop: what falls due by then
+        return app, t_ms, now
+
     def face(self, t_ms=None):
         """What the clock shows at device time ``t_ms`` (default: the newest
         record's).  Times before the newest record are not kept: the model
         moves forward only (feed records and ask in between).  After the
         session's end the face stands as it was at the end."""
-        if t_ms is None or t_ms < self.t_ms or self.ended:
-            t_ms = self.t_ms
-        now = self.now(t_ms)
-        core, _sink = self._clone()
-        if not self.ended:
-            core.tick(now)  # what falls due by then (expiry freezes a flag, ...)
+        app, t_ms, now = self._at(t_ms)
+        core = app.core
         panel = RecordingPanel()
-        core.refresh(panel, now)
+        kept = app.panel
+        app.panel = panel
+        try:
+            app.refresh(now)  # draws on the panel, changes nothing else
+        finally:
+            app.panel = kept
         f = Face()
-        f.mode = self.mode
+        f.mode = app.mode
         f.t_ms = t_ms
         f.displays = tuple(panel.texts)
         f.shown = tuple(panel.ms)
         f.steps = tuple(panel.steps)
+        f.settings_view = bool(app.view)
         p = core.player
         f.player = catalog.PLAYERS[p] if p in (0, 1) else None
         f.move = core.move if core.move else None
@@ -382,27 +507,46 @@ class Model:
         f.paused = core.paused()
         f.overtime = core.overtime()
         f.left_ms = core.left_ms(now)
-        f.facts = self.view.facts(core, now)
+        f.facts = host_modes.view_for(app.mode).facts(core, now)
         return f
 
     # -- restore (log --restore) -----------------------------------------------
-    def snapshot(self, t_ms=None):
-        """The core's restore values at ``t_ms`` (default: the last time
-        heard), or None when there is nothing to restore (see modes.ModeView)."""
-        if t_ms is None or t_ms < self.t_ms:
-            t_ms = self.t_ms
-        now = self.now(t_ms)
-        core, _sink = self._clone()
-        core.tick(now)
-        return self.view.snapshot(core, now)
+    def snapshot(self, t_ms=None, hall_t_ms=None):
+        """The core's ``snapshot`` at ``t_ms`` (default: the last time heard),
+        the round measured at ``hall_t_ms`` (the round's basic time runs on
+        through an outage); None when nothing had started (nothing to restore)."""
+        app, t_ms, now = self._at(t_ms)
+        hall_now = self.now(hall_t_ms) if hall_t_ms is not None else None
+        values = tuple(app.core.snapshot(now, hall_now))
+        # would a fresh clock take it?  (the firmware's own judgement: nothing
+        # had started, a flag that fell, ... -- docs/protocol.md)
+        fresh = _ModelApp(_Sink(), app.mode, app.settings, 0)
+        return values if fresh.core.restore(values, 0) else None
 
-    def restore_frame(self, t_ms=None):
+    def restore_frame(self, t_ms=None, hall_t_ms=None):
         """The ``S`` frame that gives this game back to a rebooted clock, or None."""
-        values = self.snapshot(t_ms)
+        values = self.snapshot(t_ms, hall_t_ms)
         if values is None:
             return None
-        return self.view.restore_frame(self.mode, settings_mod.format_text(
-            self.mode, self.settings), values)
+        return protocol.restore(self.mode, settings_mod.format_text(self.mode, self.settings),
+                                *values)
+
+
+_HINTS = {"gong": (BTN_START, BTN_GONG), "dup_start": (BTN_START,), "pause": (BTN_PAUSE,),
+          "resume": (BTN_PAUSE,)}
+
+
+def _likely_first(rec):
+    """Every input, the likeliest for the record first (the press of the
+    player it names, START for a start gong ...): only the order of the tries
+    changes, each is still checked by the clock's own code."""
+    first = []
+    p = rec.get("player")
+    if p in catalog.PLAYERS:
+        me = catalog.PLAYERS.index(p)
+        first += [me, 1 - me]
+    first += list(_HINTS.get(rec.get("event"), ()))
+    return tuple(first) + tuple(c for c in INPUTS if c not in first)
 
 
 def same(emitted, rec):
@@ -482,7 +626,7 @@ class ClockModel:
             if old is not None and old.power_lost:
                 self.previous = old
                 if self.model is not None:
-                    self.model.restore_values = old.snapshot()
+                    self.model.restore_values = old.restore_sent
             self.session = sid
             self.last_t = t if isinstance(t, int) else 0
             self.last_at = host_now
@@ -562,9 +706,3 @@ class Clocks:
 
     def get(self, name):
         return self.clocks.get(name)
-
-
-def frame_of(mode, settings_text, values):
-    """The S frame for a mode's restore values (the fwproto interface:
-    ``S <mode> <settings_text> <v0> ... <vn>``)."""
-    return protocol.restore(mode, settings_text, *values)

@@ -9,7 +9,6 @@ Every value shown comes from the firmware's own core (``hallclock.model``
 replays it); this module only picks which of the core's answers to show and
 words them.
 """
-from hallclock_fw import protocol
 from hallclock_fw.core.timing import ticks_diff
 from hallclock_fw.display import shown_s
 
@@ -49,33 +48,19 @@ class ModeView:
 
     name = "?"
     players = PLAYERS  # the players a report lists (none for the hall countdown)
-    restorable = False
     # the report's columns for a move of this mode (hallclock.report)
     move_columns = ("move", "player", "used", "warnings", "overtime")
     overtime_word = "OVERTIME"  # what the live view calls core.overtime()
+    # the hall display without --clock: 'round' (the clocks of this mode make
+    # one round: its time and gongs), 'countdown' (one hall countdown: the
+    # first clock's), 'tables' (independent games: pick one with --clock)
+    hall_view = "tables"
+    relays_pause = False  # the hall relays the hall unit's PAUSE to every table
 
     # -- read from the core -------------------------------------------------
     def facts(self, core, now):
         """The mode's own facts at ``now`` (a dict of plain values)."""
         return {}
-
-    # -- restore ---------------------------------------------------------------
-    def snapshot(self, core, now):
-        """The values that give this game back to a rebooted clock, or None."""
-        snap = getattr(core, "snapshot", None)
-        if snap is not None:
-            return snap(now)
-        return None
-
-    def restore(self, core, values, now):
-        """Apply restore values (as the device does on an ``S`` frame)."""
-        rest = getattr(core, "restore", None)
-        if rest is None:
-            return False
-        return rest(values, now)
-
-    def restore_frame(self, mode, settings_text, values):
-        return protocol.restore(mode, settings_text, *values)
 
     # -- the live view (hallclock.liveview) -------------------------------------
     def runs(self, face):
@@ -96,6 +81,11 @@ class ModeView:
         return "%s left" % clock_text(face.left_ms)
 
     # -- the hall display (hallclock.projector) ---------------------------------
+    def round(self, face):
+        """The hall's round as this clock counts it, or None (no round in
+        this mode): {started, left_ms, warn_ms, playout}."""
+        return None
+
     def hall(self, clock, face, now_epoch):
         """{title, subtitle, left_ms, running, last, banks?} for the projector."""
         return {"title": self.name, "subtitle": "", "left_ms": face.left_ms,
@@ -104,7 +94,6 @@ class ModeView:
 
 class ScrabbleView(ModeView):
     name = "scrabble"
-    restorable = True
 
     overtime_word = "OVERTIME"  # the limit ran out; the display counts the overtime up
 
@@ -118,20 +107,6 @@ class ScrabbleView(ModeView):
                 "playout": PLAYOUT_STEPS[step] if 0 <= step < len(PLAYOUT_STEPS) else None,
                 "limit_ms": core.limit_ms}
 
-    def snapshot(self, core, now):
-        snap = getattr(core, "snapshot", None)
-        if snap is not None:
-            return snap(now)
-        # the interface before core.snapshot: (move, player, left_ms)
-        if not core.move or core.player not in (0, 1):
-            return None
-        return (core.move, core.player, core.left_ms(now))
-
-    def restore(self, core, values, now):
-        if hasattr(core, "snapshot"):
-            return core.restore(values, now)
-        return core.restore(values[0], values[1], values[2], now)
-
     def runs(self, face):
         if face.move is None:
             return "–"
@@ -140,7 +115,7 @@ class ScrabbleView(ModeView):
     def detail(self, face):
         f = face.facts
         out = []
-        if f["warned_s"] and not face.ended:
+        if f["warned_s"] and not face.ended and not face.overtime:  # overtime: all were given
             out.append((" ".join("%ds" % w for w in f["warned_s"]), "warn"))
         if f["playout"]:
             out.append(("play-out: " + f["playout"].replace("_", " "), "warn"))
@@ -150,6 +125,13 @@ class ScrabbleView(ModeView):
 
     def warned(self, face):
         return bool(face.facts["warned_s"])
+
+    hall_view = "round"
+
+    def round(self, face):
+        f = face.facts
+        return {"started": f["round_started"], "left_ms": f["round_left_ms"],
+                "warn_ms": f["round_warn_ms"], "playout": f["playout"]}
 
     def hall(self, clock, face, now_epoch):
         f = face.facts
@@ -170,6 +152,8 @@ class ScrabbleView(ModeView):
 class DuplicateView(ModeView):
     name = "duplicate"
     players = ()
+    hall_view = "countdown"
+    relays_pause = True  # one countdown for the hall: a dispute stops every clock
     move_columns = ("move", "used", "announcements", "pauses")
 
     def facts(self, core, now):
@@ -207,7 +191,6 @@ class DuplicateView(ModeView):
 
 class BackgammonView(ModeView):
     name = "backgammon"
-    restorable = True
     move_columns = ("move", "player", "used", "bank", "overtime")
     overtime_word = "FLAG"  # a bank ran out: the clock stands at 0:00 until reset
 
@@ -227,20 +210,6 @@ class BackgammonView(ModeView):
                 "break_left_ms": core.left_ms(now) if core.paused() and core.running() else None,
                 "flag": core.overtime()}
 
-    def snapshot(self, core, now):
-        snap = getattr(core, "snapshot", None)
-        if snap is not None:
-            return snap(now)
-        if not core.move or core.player not in (0, 1) or core.overtime():
-            return None
-        return (core.move, core.player, core.bank_left(now, core.player))
-
-    def restore(self, core, values, now):
-        if hasattr(core, "snapshot"):
-            return core.restore(values, now)
-        core.restore(values[0], values[1], values[2], now)
-        return True
-
     def runs(self, face):
         f = face.facts
         if f.get("break_player"):
@@ -257,7 +226,8 @@ class BackgammonView(ModeView):
         if f["break_player"] and not face.ended:
             out.append(("break %s %s" % (f["break_player"], clock_text(f["break_left_ms"])),
                         "info"))
-        out.append(("breaks %d-%d" % f["breaks"], "dim"))
+        if f["breaks"] != (0, 0):
+            out.append(("breaks A %d B %d" % f["breaks"], "dim"))
         return out
 
     def plain_left(self, face):

@@ -147,9 +147,10 @@ def face(clocks, clock_name, now, path="", exists=True):
         out["tables"] = [_table(c, now) for c in modelled]
     mode = lead.model.mode
     same = [c for c in modelled if c.model.mode == mode]
-    if mode == "scrabble":
+    kind = view_for(mode).hall_view
+    if kind == "round":
         return _round_face(out, same, now)
-    if len(modelled) == 1 or mode == "duplicate":
+    if len(modelled) == 1 or kind == "countdown":
         return _clock_face(out, lead, now)
     # several independent table clocks (backgammon): one is not the hall's
     out.update({"waiting": False, "view": "tables", "title": "%d clocks" % len(modelled),
@@ -194,7 +195,8 @@ def _clock_face(out, c, now):
     f = c.face(now)
     m = c.model
     h = _mode_hall(c, f)
-    warn_min = m.settings.get("round_warn_min")
+    rnd = view_for(m.mode).round(f)
+    warn_min = rnd["warn_ms"] // 60000 if rnd is not None else None
     out.update({"waiting": False, "view": "clock", "clock": c.name, "mode": m.mode,
                 "move": f.move, "player": f.player, "ended": f.ended, "paused": f.paused,
                 "displays": [f.displays[0].strip(), f.displays[1].strip()],
@@ -210,8 +212,7 @@ def _clock_face(out, c, now):
                              "text": "move %s: %s left" % (mv, clock_text(left * 1000))
                              if left is not None else "move %s" % mv}
                             for _t, mv, left, _ep in c.announcements[::-1][:6]]
-    if m.mode == "scrabble":
-        out["due"] = _due_gongs(c, f, now, warn_min)
+    out["due"] = _due_gongs(c, f, now, warn_min)
     if f.ended:
         out["subtitle"] = "power lost" if m.power_lost else "session ended"
     out["ahead"] = _ahead(c, now, _mode_hall)
@@ -227,41 +228,42 @@ def _start_epoch(c):
 
 def _due_gongs(c, f, now, warn_min):
     """The round's gongs still to come, with their time of day."""
-    facts = f.facts
-    if not facts.get("round_started") or f.ended:
+    rnd = view_for(f.mode).round(f)
+    if rnd is None or not rnd["started"] or f.ended:
         return []
-    left = facts["round_left_ms"]
-    end = now + left / 1000.0
+    left = rnd["left_ms"]
     due = []
-    ten = left - facts["round_warn_ms"]
-    if facts["round_warn_ms"] > 0 and ten > 0:
+    ten = left - rnd["warn_ms"]
+    if rnd["warn_ms"] > 0 and ten > 0:
         due.append({"kind": "ten_minutes", "text": gong_text("ten_minutes", warn_min),
                     "at": time_of_day(now + ten / 1000.0)})
     if left > 0:
-        due.append({"kind": "end", "text": gong_text("end", None), "at": time_of_day(end)})
+        due.append({"kind": "end", "text": gong_text("end", None),
+                    "at": time_of_day(now + left / 1000.0)})
     return due
 
 
 def _round_face(out, clocks, now):
-    """A Scrabble hall: the round as a whole.  Its basic time runs from the
-    round's first start gong (the hall unit's, when it is in the log): the
-    clock that gave it leads; tables started by the relay follow it by
-    milliseconds (docs/hall.md)."""
+    """A hall playing one round: the round as a whole.  Its basic time runs
+    from the round's first start gong (the hall unit's, when it is in the
+    log): the clock that gave it leads; tables started by the relay follow it
+    by milliseconds (docs/hall.md)."""
     started = [(ep, i, c) for i, c in enumerate(clocks)
                for ep in [_start_epoch(c)] if ep is not None]
     lead = min(started)[2] if started else clocks[0]
     f = lead.face(now)
     m = lead.model
-    warn_min = m.settings.get("round_warn_min")
-    facts = f.facts
-    left = facts["round_left_ms"]
-    running = facts["round_started"] and left > 0 and not f.ended
-    out.update({"waiting": False, "view": "round", "clock": lead.name, "mode": "scrabble",
+    view = view_for(m.mode)
+    rnd = view.round(f)
+    warn_min = rnd["warn_ms"] // 60000
+    left = rnd["left_ms"]
+    running = rnd["started"] and left > 0 and not f.ended
+    out.update({"waiting": False, "view": "round", "clock": lead.name, "mode": m.mode,
                 "title": "round time left", "left_ms": max(0, left), "running": running,
-                "last": facts["round_started"] and left <= facts["round_warn_ms"],
+                "last": rnd["started"] and left <= rnd["warn_ms"],
                 "ended": all(c.model.ended for c in clocks), "paused": False,
                 "digits": clock_text(max(0, left))})
-    if not facts["round_started"]:
+    if not rnd["started"]:
         out["subtitle"] = "waiting for the start gong"
     elif left <= 0:
         out["subtitle"] = "basic time is over"
@@ -278,11 +280,11 @@ def _round_face(out, clocks, now):
     out["announcements"] = []
     steps = {}
     for c in clocks:
-        step = c.face(now).facts.get("playout")
+        step = view.round(c.face(now))["playout"]
         if step:
             steps[step] = steps.get(step, 0) + 1
     if one:
-        out["playout"] = PLAYOUT_TEXT.get(facts.get("playout"))
+        out["playout"] = PLAYOUT_TEXT.get(rnd["playout"])
     elif steps:
         out["playout"] = "play-out: " + ", ".join(
             "%d %s" % (steps[s], PLAYOUT_SHORT[s]) for s in PLAYOUT_SHORT if s in steps)
@@ -293,9 +295,10 @@ def _round_face(out, clocks, now):
         out["running"] = False
 
     def hall(c, face_):
-        r = face_.facts["round_left_ms"]
-        return {"digits": clock_text(max(0, r)), "left_ms": max(0, r),
-                "running": face_.facts["round_started"] and r > 0 and not face_.ended}
+        r = view.round(face_)
+        left_ = max(0, r["left_ms"])
+        return {"digits": clock_text(left_), "left_ms": left_,
+                "running": r["started"] and r["left_ms"] > 0 and not face_.ended}
     out["ahead"] = _ahead(lead, now, hall)
     return out
 

@@ -37,6 +37,7 @@ from hallclock_fw.events import BTN_GONG, BTN_PAUSE, BTN_START
 
 from .errors import BadInput, LinkError
 from .transport import read_fd
+from .modes import view_for
 
 RETRY_S = 1.0  # resend a relayed press when the table has not reacted by then
 TRIES = 3  # sends of one relayed press at most
@@ -55,7 +56,7 @@ def relay_key(record, hall_mode):
         return None
     if ev == "dup_start":
         return "start", BTN_START
-    if ev in ("pause", "resume") and hall_mode == "duplicate":
+    if ev in ("pause", "resume") and view_for(hall_mode).relays_pause:
         return "pause", BTN_PAUSE
     return None
 
