@@ -442,4 +442,4 @@ class BrokerSignals:
 
     def start(self, number):
         from hallclock_fw import protocol
-        self._publish(protocol.round_start(number, 0))
+        self._publish(protocol.round_number(number, 0))

@@ -42,7 +42,7 @@ LINKS_EVERY_S = 1.0  # the link status file for the console is rewritten this of
 
 def round_frame(number, elapsed_ms):
     """The firmware's own frame for 'round N started elapsed_ms ago'."""
-    return protocol.round_start(number, elapsed_ms)
+    return protocol.round_number(number, elapsed_ms)
 
 
 class _Seen:
