@@ -18,13 +18,10 @@ with the answer (``ahead``: the texts of the next few seconds, computed by the
 model), so the page formats no time itself.  Only the page's three files and
 ``/state`` are served; nothing is written.
 """
-import errno
 import json
 import os
-import socket
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from hallclock_fw.display import next_change
 
@@ -32,12 +29,11 @@ from .errors import BadInput
 from .liveview import row_cells
 from .model import Clocks, epoch_of
 from .modes import clock_text, minutes, view_for
+from .webserve import CSS, HTML, JS, PageHandler, bind, check_log_path, url_of  # noqa: F401 (url_of: for callers)
 
 WEB = os.path.join(os.path.dirname(__file__), "web")
-FILES = {"/": ("index.html", "text/html; charset=utf-8"),
-         "/index.html": ("index.html", "text/html; charset=utf-8"),
-         "/app.js": ("app.js", "text/javascript; charset=utf-8"),
-         "/style.css": ("style.css", "text/css; charset=utf-8")}
+FILES = {"/": ("index.html", HTML), "/index.html": ("index.html", HTML),
+         "/app.js": ("app.js", JS), "/style.css": ("style.css", CSS)}
 PLAYOUT_TEXT = {"finish_round": "play-out (a): finish the round in progress",
                 "one_more_move": "play-out (b): one more move each",
                 "last_move": "play-out (c): last move, no drawing",
@@ -304,32 +300,17 @@ def _round_face(out, clocks, now):
 
 
 # -- serving ---------------------------------------------------------------------
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(PageHandler):
     tail: LogTail  # set on the subclass made by make_server
+    files = FILES
+    web = WEB
 
     def do_GET(self):  # noqa: N802 (http.server's name)
         path = self.path.split("?", 1)[0]
         if path == "/state":
-            body = json.dumps(self.tail.state()).encode()
-            self._send(200, "application/json", body)
+            self._json(200, self.tail.state())
             return
-        entry = FILES.get(path)
-        if entry is None:
-            self._send(404, "text/plain; charset=utf-8", b"not found\n")
-            return
-        with open(os.path.join(WEB, entry[0]), "rb") as f:
-            self._send(200, entry[1], f.read())
-
-    def _send(self, code, ctype, body):
-        self.send_response(code)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format, *args):  # noqa: A002 (the base name); quiet: the terminal shows the URL only
-        pass
+        self.send_file(path)
 
 
 def check_clock(tail):
@@ -355,41 +336,12 @@ def make_server(log, host="127.0.0.1", port=8080, clock=None, source=None):
     ``source``: another record source with LogTail's ``state()`` (the hall
     network's viewer, ``mqtthost.BrokerTail``) instead of the log file."""
     if source is None:
-        folder = os.path.dirname(os.path.abspath(log))
-        if not os.path.isdir(folder):
-            raise BadInput(f"--log {log}: the folder {folder} does not exist")
-        if os.path.isdir(log):
-            raise BadInput(f"--log {log} is a folder; give the log file")
+        check_log_path(log)
     if not 0 <= port <= 65535:
         raise BadInput(f"--port {port}: an HTTP port is 0 to 65535")
     tail = source if source is not None else LogTail(log, clock)
     note = check_clock(tail) if source is None else None  # before the port is taken
-    handler = type("Handler", (_Handler,), {"tail": tail})
-    try:
-        server = ThreadingHTTPServer((host, port), handler)
-    except socket.gaierror as exc:
-        raise BadInput(f"--host {host}: not an address or a host name this machine knows "
-                       f"({exc.strerror}); give 127.0.0.1 (this machine), 0.0.0.0 (every "
-                       "network) or one of this machine's addresses") from None
-    except OSError as exc:
-        if exc.errno == errno.EADDRINUSE:
-            raise BadInput(f"port {port} on {host} is already in use (another hall-display?); "
-                           "choose another --port") from None
-        if exc.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
-            raise BadInput(f"--host {host} is not an address of this machine "
-                           f"({exc.strerror}); give 127.0.0.1, 0.0.0.0 or one of its "
-                           "network addresses") from None
-        if exc.errno == errno.EACCES:
-            raise BadInput(f"port {port}: not allowed to listen there ({exc.strerror}); "
-                           "ports below 1024 need root: choose a --port from 1024 on") from None
-        raise BadInput(f"cannot serve on {host}:{port} ({exc.strerror})") from None
-    server.daemon_threads = True
+    server = bind(host, port, type("Handler", (_Handler,), {"tail": tail}),
+                  "another hall-display?")
     server.note = note
     return server
-
-
-def url_of(server):
-    host, port = server.server_address[:2]
-    if host in ("0.0.0.0", ""):
-        host = "localhost"
-    return f"http://{host}:{port}/"

@@ -25,7 +25,6 @@ import os
 import secrets
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
 from . import report
@@ -33,13 +32,12 @@ from .errors import BadInput
 from .logfile import LogWriter, host_time, read_records
 from .model import Clocks, epoch_of
 from .modes import clock_text
+from .webserve import CSS, HTML, JS, PageHandler, bind, check_log_path
 from .roundreport import REASON_TEXT, REASONS, REFEREE_CLOCK, _restart_rule, referee_log_of
 
 WEB = os.path.join(os.path.dirname(__file__), "web", "console")
-FILES = {"/": ("index.html", "text/html; charset=utf-8"),
-         "/index.html": ("index.html", "text/html; charset=utf-8"),
-         "/console.js": ("console.js", "text/javascript; charset=utf-8"),
-         "/console.css": ("console.css", "text/css; charset=utf-8")}
+FILES = {"/": ("index.html", HTML), "/index.html": ("index.html", HTML),
+         "/console.js": ("console.js", JS), "/console.css": ("console.css", CSS)}
 LINKS_STALE_S = 5.0  # a link status file older than this: the round process is not running
 MAX_BODY = 4096
 
@@ -246,7 +244,9 @@ class RefereeLog:
         self.writer.close()
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(PageHandler):
+    files = FILES
+    web = WEB
     tail: RoundTail
     token: str
     referee: RefereeLog
@@ -265,12 +265,7 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 self._json(200, got)
             return
-        entry = FILES.get(url.path)
-        if entry is None:
-            self._send(404, "text/plain; charset=utf-8", b"not found\n")
-            return
-        with open(os.path.join(WEB, entry[0]), "rb") as f:
-            self._send(200, entry[1], f.read())
+        self.send_file(url.path)
 
     def do_POST(self):  # noqa: N802
         if urlparse(self.path).path != "/api/action":
@@ -297,19 +292,6 @@ class _Handler(BaseHTTPRequestHandler):
         code, answer = act(self.referee, body, self.tail, self.signals)
         self._json(code, answer)
 
-    def _json(self, code, obj):
-        self._send(code, "application/json", json.dumps(obj).encode())
-
-    def _send(self, code, ctype, body):
-        self.send_response(code)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format, *args):  # noqa: A002
-        pass
 
 
 def act(referee, body, tail, signals=None):
@@ -365,22 +347,13 @@ def make_server(log, host="127.0.0.1", port=8090, token=None, tail=None, signals
     if not 0 <= port <= 65535:
         raise BadInput(f"--port {port}: an HTTP port is 0 to 65535")
     if tail is None:
-        folder = os.path.dirname(os.path.abspath(log))
-        if not os.path.isdir(folder):
-            raise BadInput(f"--log {log}: the folder {folder} does not exist")
-        if os.path.isdir(log):
-            raise BadInput(f"--log {log} is a folder; give the round's log file")
+        check_log_path(log, "the round's log file")
         tail = RoundTail(log)
     referee = RefereeLog(tail.referee_path)
     handler = type("Handler", (_Handler,), {"tail": tail,
                                             "token": token or secrets.token_urlsafe(9),
                                             "referee": referee, "signals": signals})
-    try:
-        server = ThreadingHTTPServer((host, port), handler)
-    except OSError as exc:
-        raise BadInput(f"cannot serve on {host}:{port} ({exc.strerror}); "
-                       "choose another --port") from None
-    server.daemon_threads = True
+    server = bind(host, port, handler, "another console?")
     server.token = handler.token
     server.referee = referee
     return server

@@ -20,7 +20,7 @@ def register(sub):
 
 
 def cmd_console(args):
-    from ..projector import url_of
+    from ..webserve import serve, url_of
     from ..refconsole import BrokerRoundTail, BrokerSignals, make_server
     from .log import broker_args
 
@@ -53,11 +53,4 @@ def cmd_console(args):
           f"token for START round, GONG and pause reasons: {server.token}\n"
           f"(the grid needs no token; actions go to {server.referee.path}). Ctrl-C stops.",
           flush=True)
-    try:
-        server.serve_forever(poll_interval=0.2)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
-        server.referee.close()
-    return 0
+    return serve(server, close=(server.referee.close,))

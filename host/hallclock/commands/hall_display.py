@@ -2,7 +2,8 @@
 
 
 def cmd_hall_display(args):
-    from ..projector import make_server, url_of
+    from ..projector import make_server
+    from ..webserve import serve, url_of
 
     source = _broker_source(args)  # the hall network, as 'viewer' (docs/network.md)
     server = make_server(args.log, args.host, args.port, args.clock, source=source)
@@ -12,13 +13,7 @@ def cmd_hall_display(args):
           "projector, full screen (F11). Ctrl-C stops.", flush=True)
     if server.note:
         print(server.note, flush=True)
-    try:
-        server.serve_forever(poll_interval=0.2)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
-    return 0
+    return serve(server)
 
 
 def register(sub):
