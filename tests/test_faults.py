@@ -1,4 +1,4 @@
-"""Fault tests of the serial link (issue 6): a virtual device and the real
+"""Fault tests of the serial link: a virtual device and the real
 ``hallclock log`` (a subprocess) talk through a proxy that delays, drops,
 flips and duplicates bytes, adds noise, cuts the line, unplugs the port,
 starts the logger late and kills it mid-session.  Each time the final log

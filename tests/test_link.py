@@ -1,5 +1,5 @@
-"""The link's two ends in memory, the log file's resume, and power loss
-(issue 6).  The byte-level fault tests over ptys are in test_faults.py."""
+"""The link's two ends in memory, the log file's resume, and power loss.
+The byte-level fault tests over ptys are in test_faults.py."""
 from datetime import datetime, timezone
 import json
 

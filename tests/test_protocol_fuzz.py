@@ -1,4 +1,4 @@
-"""Fuzz tests of both parsers (issue 6): the host's (protocol.unframe/check,
+"""Fuzz tests of both parsers: the host's (protocol.unframe/check,
 HostLink.feed) and the device's (DeviceLink._feed, through the App).  Random
 bytes and mutated frames must never crash either side, never be taken when
 their CRC is wrong, and never disturb the clock."""
