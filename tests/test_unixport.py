@@ -41,12 +41,30 @@ def _log(tmp_path, name, text, interpreter, restore=False, **kw):
     return strip_host(read_log(out))
 
 
+def _outage_free(records):
+    """The round's time runs on through a power loss (ČAS 4.1): the host adds
+    the outage as its own wall clock measured it to the restored round's
+    elapsed time.  Under simulated time that is a few real ms, different from
+    run to run; every other field must be equal."""
+    out = []
+    for r in records:
+        r = dict(r)
+        if r["event"] == "power_loss" and "restore" in r:
+            values = list(r["restore"]["values"])
+            values[5] = None  # (move, player, left, paused, round, round_elapsed_ms, ...)
+            r["restore"] = dict(r["restore"], values=values)
+        elif r["event"] == "round" and r["session"] != "00000001":
+            r["elapsed_ms"] = None
+        out.append(r)
+    return out
+
+
 def test_power_loss_restore_and_hall_commands_log_as_on_cpython(tmp_path):
     cpy = _log(tmp_path, "p", POWER_AND_HALL, "cpython", restore=True)
     unix = _log(tmp_path, "p", POWER_AND_HALL, "micropython-unix", restore=True)
     events = [r["event"] for r in cpy]
     assert "power_loss" in events and "resume" in events  # the restore was taken
-    assert unix == cpy  # the resume too: the host is heard at the same simulated moment
+    assert _outage_free(unix) == _outage_free(cpy)  # the resume's t_ms too
 
 
 @pytest.mark.parametrize("mode", ["scrabble", "duplicate", "backgammon"])
