@@ -165,7 +165,10 @@ def board(tmp_path):
 
 
 def make(*args):
-    return subprocess.run(["make", "--no-print-directory", *args], cwd=ROOT,
+    """``make`` as a user types it: at top level, also when the tests run under
+    ``make test`` (a sub-make would say ``make[1]: ***`` and share the jobserver)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
+    return subprocess.run(["make", "--no-print-directory", *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=120)
 
 
