@@ -1,3 +1,4 @@
+import contextlib
 import json
 import os
 import subprocess
@@ -34,13 +35,15 @@ def script(tmp_path):
     return make
 
 
-@pytest.fixture
-def board():
-    """A virtual MicroPython board (the VM behind a pty answering mpremote)."""
+@contextlib.contextmanager
+def virtual_board(*options):
+    """The virtual MicroPython board (the VM behind a pty answering mpremote),
+    started with ``options`` (``--clock``: booted into a running clock);
+    yields its port path and stops it afterwards."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "host"), env.get("PYTHONPATH", "")])
-    p = subprocess.Popen([sys.executable, "-m", "hallclock.mpvm.board"], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=env)
+    p = subprocess.Popen([sys.executable, "-m", "hallclock.mpvm.board", *options],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         path = p.stdout.readline().strip()
         assert path.startswith("/dev/"), p.stderr.read() if p.poll() is not None else path
@@ -52,3 +55,10 @@ def board():
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
+
+
+@pytest.fixture
+def board():
+    """A virtual MicroPython board at its REPL."""
+    with virtual_board() as path:
+        yield path

@@ -9,7 +9,7 @@ import tty
 
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import ROOT, run_cli, virtual_board
 
 SCENARIO = """
 from hallclock_fw import protocol
@@ -83,21 +83,8 @@ def test_make_deploy_onto_the_virtual_board(board, tmp_path):
 def clock_board():
     """The virtual board booted into a running clock (``--clock``): the firmware
     on its filesystem, the keyboard interrupt off, as a deployed board."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "host"), env.get("PYTHONPATH", "")])
-    p = subprocess.Popen([sys.executable, "-m", "hallclock.mpvm.board", "--clock"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        path = p.stdout.readline().strip()
-        assert path.startswith("/dev/"), p.stderr.read() if p.poll() is not None else path
+    with virtual_board("--clock") as path:
         yield path
-    finally:
-        p.terminate()
-        try:
-            p.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
 
 
 class Line:

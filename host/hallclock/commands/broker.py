@@ -99,17 +99,13 @@ def cmd_referee(args):
 
 def cmd_view(args):
     from ..broker import check_name, parse_broker
-    from ..liveview import LiveView
     from ..mqtthost import BrokerLogger
+    from .log import run_live
     address = parse_broker(args.broker)
     check_name("hall name", args.hall)
     viewer = BrokerLogger(address, args.hall, args.credentials, None, user="viewer",
                           tls=args.tls_ca)
     viewer.open()
-    try:
-        with LiveView(viewer, plain=True if args.plain else None) as view:
-            viewer.run(exit_on_end=args.exit_on_end, on_poll=view.poll)
-    except KeyboardInterrupt:
-        pass
+    run_live(viewer, args.plain, args.exit_on_end)
     print(f"hallclock view: {viewer.writer.count} records seen", file=sys.stderr)
     return 0

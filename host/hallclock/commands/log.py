@@ -59,7 +59,6 @@ def broker_args(args):
 
 
 def cmd_log(args):
-    from ..liveview import LiveView
     from ..logger import Logger
     from .ports import resolve_port
     if args.reset and args.broker is not None:  # --reset: serial ports only
@@ -83,13 +82,20 @@ def cmd_log(args):
         logger = Logger([resolve_port(p) for p in args.port], args.out, restore=args.restore,
                         reset=args.reset)
     logger.open()
-    try:
-        with LiveView(logger, plain=True if args.plain else None) as view:
-            logger.run(exit_on_end=args.exit_on_end, on_poll=view.poll)
-    except KeyboardInterrupt:
-        pass
+    run_live(logger, args.plain, args.exit_on_end)
     print(f"hallclock log: {logger.stats()}", file=sys.stderr)
     return 0
+
+
+def run_live(logger, plain, exit_on_end):
+    """Run an opened logger (or a viewer) under the live view until it ends
+    (``exit_on_end``) or Ctrl-C."""
+    from ..liveview import LiveView
+    try:
+        with LiveView(logger, plain=True if plain else None) as view:
+            logger.run(exit_on_end=exit_on_end, on_poll=view.poll)
+    except KeyboardInterrupt:
+        pass
 
 
 def _log_hall_on_broker(args, address, clocks):
