@@ -368,6 +368,8 @@ GOLDEN = [
     (lambda: protocol.configure("duplicate", "move_s=180;announce_s=120,60,30"),
      b"K duplicate move_s=180;announce_s=120,60,30*a8c8cac1\n"),
     (lambda: protocol.round_number(3, 754000), b"N 3 754000*f7f43c1e\n"),
+    (lambda: protocol.maintenance(), b"M*da6fd2a0\n"),
+    (lambda: protocol.lost(), b"L*ad68e236\n"),
 ]
 
 

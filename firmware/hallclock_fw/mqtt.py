@@ -64,9 +64,14 @@ def _packet(first, body):
     return bytes(head) + body
 
 
-def connect_packet(client_id, user, password, keepalive_s):
+def connect_packet(client_id, user, password, keepalive_s, will=None):
+    """``will``: (topic, payload) the broker publishes (QoS 0, not retained)
+    when this connection dies without a DISCONNECT."""
     flags = 0x02  # clean session: nothing is queued for us between connections
     payload = _str(client_id.encode())
+    if will is not None:
+        flags |= 0x04
+        payload += _str(will[0]) + _str(will[1])
     if user is not None:
         flags |= 0x80
         payload += _str(user.encode())
@@ -94,8 +99,9 @@ class Client:
     ``on_message(topic_bytes, payload_bytes)``."""
 
     def __init__(self, client_id, user=None, password=None, keepalive_s=30, topics=(),
-                 on_message=None):
+                 on_message=None, will=None):
         self.client_id = client_id
+        self.will = will  # (topic bytes, payload bytes) or None
         self.user = user
         self.password = password
         self.keepalive_ms = keepalive_s * 1000
@@ -133,7 +139,8 @@ class Client:
         self.last_in = now
         self.last_out = now
         self.pinged = False
-        self._queue(connect_packet(self.client_id, self.user, self.password, self.keepalive_s))
+        self._queue(connect_packet(self.client_id, self.user, self.password, self.keepalive_s,
+                                   self.will))
 
     def close(self):
         if self.sock is not None:

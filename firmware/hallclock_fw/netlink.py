@@ -41,9 +41,11 @@ class NetLink:
         self.up_topic = topic(hall, clock, "up").encode()
         self.opener = opener
         self.ticks = ticks
+        # the last will: the broker tells every host on our up topic that the
+        # link is lost when the connection dies without a goodbye (Wi-Fi gone)
         self.client = mqtt.Client(clock, user, password, keepalive_s,
                                   (topic(hall, clock, "down"), topic(hall, "all", "down")),
-                                  self._message)
+                                  self._message, will=(self.up_topic, protocol.lost()))
         self.inbox = bytearray()
         self.backoff = BACKOFF_MIN_MS
         self.retry_at = ticks()

@@ -17,6 +17,10 @@ Device -> host:
                                           event ``seq`` (1, 2, ... per session);
                                           boot and settings events carry <mode>:<settings>
     G <sid> <first>                       events before <first> are gone (ring overflow)
+    L                                     link lost: on the hall network, the clock's
+                                          MQTT last will, published by the broker on
+                                          the clock's own up topic when its connection
+                                          dies without a goodbye (docs/network.md)
 Host -> device:
     A <sid> <seq>     the host has stored every event of session <sid> up to <seq>
     R <sid> <seq>     send again every event from <seq> on
@@ -142,6 +146,11 @@ def who():
     return frame(b"W")
 
 
+def lost():
+    """The L frame: the hall network's last will of a clock (docs/network.md)."""
+    return frame(b"L")
+
+
 def command(button, long=False):
     return frame(("C %d %d" % (button, 1 if long else 0)).encode())
 
@@ -176,7 +185,7 @@ def maintenance():
 # 8 are still read, so the host can name the version it does not know and refuse it.
 _ARITY = {"H": (5, 8), "G": (3, 3), "E": (9, 10), "A": (3, 3), "R": (3, 3), "W": (1, 1),
           "C": (3, 3), "S": (4, 3 + MAX_VALUES), "K": (3, 3), "N": (3, 3),
-          "M": (1, 1)}
+          "M": (1, 1), "L": (1, 1)}
 
 
 def check(tokens):

@@ -154,10 +154,13 @@ class ClockTopic:
     def __init__(self, hall, clock):
         self.clock = clock
         self.path = topic(hall, clock, "up")
-        self.state = "waiting"  # until the clock is heard
+        self.state = "waiting"  # until the clock is heard; "lost" on its last will
         self.reconnects = 0
         self.ser = None
         self.write = None  # set by the logger: publish to the clock's down topic
+
+
+LOST = protocol.lost()  # a clock's MQTT last will (hallclock_fw/netlink.py)
 
 
 def _clock_of(hall, topic_name):
@@ -260,6 +263,9 @@ class BrokerLogger(Logger):
                 continue
             if not payload.endswith(b"\n"):
                 payload += b"\n"
+            if payload == LOST:  # the clock's last will: the broker saw its link die
+                self.ports[i].state = "lost"
+                continue
             if self.viewer:
                 _adopt(self.links[i], clock, payload)
             self.links[i].feed(payload, flush=False)

@@ -386,7 +386,9 @@ class BrokerRoundTail(RoundTail):
         return True
 
     def links(self, now):
-        return {}, None
+        """The link state of every clock from its MQTT last will: "lost" from
+        the broker's will (the clock's connection died) until it speaks again."""
+        return {p.clock: {"state": p.state} for p in self.viewer.ports}, None
 
 
 class BrokerSignals:
