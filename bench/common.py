@@ -78,3 +78,20 @@ def scrabble_settings(pairs=()):
 
 def say(*args):
     print(*args, file=sys.stderr, flush=True)
+
+
+def stamp_flushes(writer):
+    """Wrap ``writer.flush`` (one write + fsync for a batch of records) so each
+    record stored gets the time its flush returned: (clock, seq, event, t)."""
+    import time
+    stamps = []
+    orig = writer.flush
+
+    def flush():
+        batch = [(r.get("clock"), r.get("seq"), r.get("event")) for r in writer.pending_records]
+        n = orig()
+        t = time.monotonic()
+        stamps.extend((c, q, e, t) for c, q, e in batch)
+        return n
+    writer.flush = flush
+    return stamps

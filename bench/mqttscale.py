@@ -24,6 +24,7 @@ from hallclock.vdev import netpump
 from hallclock.vdev.runner import DONE, RUNNING, WAITING
 from hallclock.virtual import make_runner
 
+import common
 from common import pct, scrabble_settings
 from scale import DRAIN_S, LEAD_MS, analyse, device_script
 
@@ -113,17 +114,7 @@ def worker(devs, t0, duration_ms, press_ms, seed, address, creds, out_q, scripts
 def logger_sink(address, creds_file, out, t0, max_s, clocks, out_q):
     from hallclock.mqtthost import BrokerLogger
     logger = BrokerLogger(address, HALL, creds_file, out, clocks=clocks)
-    stamps = []
-    writer = logger.writer
-    orig = writer.flush
-
-    def flush():
-        batch = [(r.get("clock"), r.get("seq"), r.get("event")) for r in writer.pending_records]
-        n = orig()
-        t = time.monotonic()
-        stamps.extend((c, q, e, t) for c, q, e in batch)
-        return n
-    writer.flush = flush
+    stamps = common.stamp_flushes(logger.writer)
     logger.open()
     out_q.put({"ready": True})
     while time.monotonic() < t0:

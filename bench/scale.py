@@ -32,6 +32,7 @@ from hallclock.transport import pty_pair
 from hallclock.vdev.runner import DONE, RUNNING, WAITING
 from hallclock.virtual import make_runner
 
+import common
 from common import pct, scrabble_settings, summary
 
 HOLD_MS = 30  # a press holds the contact this long (longer than the debounce)
@@ -166,18 +167,7 @@ def logger_sink(paths, out, t0, max_s, out_q, inherited=()):
     _close(inherited)
     from hallclock.logger import Logger
     logger = Logger(paths, out)
-    stamps = []
-    writer = logger.writer
-    orig = writer.flush
-
-    def flush():
-        # every record is stored by a flush (one write + fsync for a batch)
-        batch = [(r.get("clock"), r.get("seq"), r.get("event")) for r in writer.pending_records]
-        n = orig()
-        t = time.monotonic()
-        stamps.extend((c, q, e, t) for c, q, e in batch)
-        return n
-    writer.flush = flush
+    stamps = common.stamp_flushes(logger.writer)
     logger.open()
     while time.monotonic() < t0:
         time.sleep(0.005)

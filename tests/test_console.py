@@ -21,20 +21,7 @@ from hallclock_fw.settings import parse
 
 sys.path.insert(0, os.path.dirname(__file__))
 from faultproxy import Faults, wait_for  # noqa: E402
-from test_faults import SCRIPT, SID, Rig, _actions, reference  # noqa: E402,F401
-
-
-@pytest.fixture
-def rig(tmp_path):
-    rigs = []
-
-    def make(**kw):
-        r = Rig(tmp_path, **kw)
-        rigs.append(r)
-        return r
-    yield make
-    for r in rigs:
-        r.close()
+from test_faults import SCRIPT, SID, _actions, reference, rig  # noqa: E402,F401 (fixtures)
 
 
 # -- the console itself ---------------------------------------------------------

@@ -12,7 +12,7 @@ import time
 from . import broker as broker_mod
 from .errors import BadInput, LinkError
 from .mqtthost import BrokerLogger, NetDeviceThread, device_link
-from .relay import Relay, run_hall
+from .relay import Relay, run_devices
 
 HALL = "sim"
 
@@ -88,19 +88,7 @@ def simulate_hall_mqtt(hall_actions, table_actions, mode, values, out, speed=1.0
         for (clock, sid, acts), net in zip(specs, nets):
             runner = make_runner(mode, values, acts, clock=clock, sid=sid)
             devices.append(NetDeviceThread(runner, net, paced=(t0, speed)))
-        for d in devices:
-            d.start()
-        failed = lambda: any(d.error is not None for d in devices)  # noqa: E731
-        ended, relay = run_hall(logger, exit_on_end=True, stop=failed, max_s=timeout_s,
-                                relay=relay)
-        for d in devices:
-            d.join(timeout=5)
-        for d in devices:
-            if d.error is not None:
-                raise LinkError(f"a virtual device failed: {d.error!r}") from d.error
-        if not ended:
-            raise LinkError(f"the hall simulation did not finish within {timeout_s:.0f} s: "
-                            "some clock's log has no 'end'")
+        relay = run_devices(logger, devices, timeout_s, relay=relay)
     finally:
         for d in devices:
             d.halt = True

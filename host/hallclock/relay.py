@@ -198,6 +198,28 @@ def format_spread(sp):
     return "\n".join(lines)
 
 
+def run_devices(logger, devices, timeout_s, relay=None):
+    """A virtual hall: start its clocks (threads with ``error`` and ``halt``),
+    relay and log them until every clock's session has ended; a clock that
+    fails, or a hall that does not end within ``timeout_s``, is a LinkError.
+    Returns the relay (its counts)."""
+    for d in devices:
+        d.start()
+    failed = lambda: any(d.error is not None for d in devices)  # noqa: E731
+    ended, relay = run_hall(logger, exit_on_end=True, stop=failed, max_s=timeout_s,
+                            relay=relay)
+    for d in devices:
+        d.join(timeout=5)
+        d.halt = True
+    for d in devices:
+        if d.error is not None:
+            raise LinkError(f"a virtual device failed: {d.error!r}") from d.error
+    if not ended:
+        raise LinkError(f"the hall simulation did not finish within {timeout_s:.0f} s: "
+                        "some clock's log has no 'end'")
+    return relay
+
+
 def run_hall(logger, exit_on_end=False, stop=None, max_s=None, poll_s=0.01, relay=None):
     """Log the hall and relay until every session has ended (``exit_on_end``),
     ``stop()``, or ``max_s``.  Returns (ended, relay)."""
@@ -316,19 +338,7 @@ def simulate_hall(hall_actions, table_actions, mode, values, out, speed=1.0,
         logger.open()
         t0 = time.monotonic()
         devices = [_Device(r, fds[2 * i], t0, speed) for i, r in enumerate(runners)]
-        for d in devices:
-            d.start()
-        failed = lambda: any(d.error is not None for d in devices)  # noqa: E731
-        ended, relay = run_hall(logger, exit_on_end=True, stop=failed, max_s=timeout_s)
-        for d in devices:
-            d.join(timeout=5)
-            d.halt = True
-        for d in devices:
-            if d.error is not None:
-                raise LinkError(f"a virtual device failed: {d.error!r}") from d.error
-        if not ended:
-            raise LinkError(f"the hall simulation did not finish within {timeout_s:.0f} s: "
-                            "some clock's log has no 'end'")
+        relay = run_devices(logger, devices, timeout_s)
     finally:
         for fd in fds:
             try:
