@@ -79,7 +79,7 @@ class Hall:
                             "--credentials", self.cred_file, "--out", str(out),
                             "--exit-on-end", "--plain"]
         if clocks:
-            args += ["--clocks", ",".join(clocks)]
+            args += [x for c in clocks for x in ("--clock", c)]
         p = subprocess.Popen(args + list(extra), stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
         self.loggers.append(p)

@@ -30,7 +30,7 @@ def test_broker_config_writes_the_hall(tmp_path):
     clock and logger/referee/viewer, each clock's hallclock.cfg."""
     out = tmp_path / "hall"
     r = subprocess.run(HALLCLOCK + ["broker-config", "--hall", "h1", "--clocks", "t1,t2",
-                                    "--out", str(out), "--port", "18830"],
+                                    "--out", str(out), "--broker-port", "18830"],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     conf = (out / "mosquitto.conf").read_text()
@@ -60,7 +60,7 @@ def test_broker_config_writes_the_hall(tmp_path):
     (["--clocks", "t1,viewer"], "reserved"),
     (["--clocks", "t1,t1"], "twice"),
     (["--clocks", "bad name"], "letters"),
-    (["--clocks", "t1", "--port", "0"], "1-65535"),
+    (["--clocks", "t1", "--broker-port", "0"], "1-65535"),
 ])
 def test_broker_config_refuses_bad_input(tmp_path, args, says):
     r = subprocess.run(HALLCLOCK + ["broker-config", "--hall", "h", "--out",

@@ -107,13 +107,13 @@ def test_log_resumes_its_own_log(tmp_path, log):
 
 def test_demo_replaces_only_its_own_files(tmp_path, capsys):
     out = tmp_path / "demo"
-    assert cli.main(["demo", "--out-dir", str(out)]) == 0
-    assert cli.main(["demo", "--out-dir", str(out)]) == 0  # an earlier demo: made afresh
+    assert cli.main(["demo", "--out", str(out)]) == 0
+    assert cli.main(["demo", "--out", str(out)]) == 0  # an earlier demo: made afresh
     capsys.readouterr()
     log = out / "demo-game.jsonl"
     foreign = json.dumps({"clock": "table-1", "seq": 1, "t_ms": 0, "event": "boot"}) + "\n"
     log.write_text(foreign)
     for extra in ([], ["--force"]):
-        assert cli.main(["demo", "--out-dir", str(out), *extra]) == 2
+        assert cli.main(["demo", "--out", str(out), *extra]) == 2
         assert "not an earlier demo's log" in one_line_error(capsys)
     assert log.read_text() == foreign

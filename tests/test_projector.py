@@ -246,7 +246,7 @@ def test_clock_picks_one_clock_and_a_wrong_name_is_named(hall_log, tmp_path, cap
     assert f["view"] == "clock" and f["clock"] == "table-2" and f["move"] == 4
     assert f["displays"] == ["P-  1", "0:50"]  # the clock's two displays, as it shows them
     # a name the log does not have: a clear message at once, naming its clocks
-    assert cli.main(["hall-display", "--log", path, "--clock", "nosuch", "--port", "0"]) == 2
+    assert cli.main(["hall-display", "--log", path, "--clock", "nosuch", "--http-port", "0"]) == 2
     err = capsys.readouterr().err
     assert "--clock nosuch" in err
     known = err.split("its clocks: ", 1)[1].split(" (", 1)[0]
@@ -302,20 +302,20 @@ def test_state_before_and_after_the_start_gong():
 def test_hall_display_bad_input(tmp_path, capsys):
     assert cli.main(["hall-display", "--log", str(tmp_path / "nope" / "x.jsonl")]) == 2
     assert "does not exist" in capsys.readouterr().err
-    assert cli.main(["hall-display", "--log", str(tmp_path / "x.jsonl"), "--port", "70000"]) == 2
+    assert cli.main(["hall-display", "--log", str(tmp_path / "x.jsonl"), "--http-port", "70000"]) == 2
     assert "0 to 65535" in capsys.readouterr().err
     # a bad --host is named as such, not blamed on the port
     for host in ("bad", "192.0.2.1"):
         assert cli.main(["hall-display", "--log", str(tmp_path / "x.jsonl"), "--host", host,
-                         "--port", "0"]) == 2
+                         "--http-port", "0"]) == 2
         err = capsys.readouterr().err
-        assert f"--host {host}" in err and "--port" not in err, err
+        assert f"--host {host}" in err and "--http-port" not in err, err
     # a port in use is
     srv = make_server(str(tmp_path / "x.jsonl"), "127.0.0.1", 0)
     try:
         taken = srv.server_address[1]
         assert cli.main(["hall-display", "--log", str(tmp_path / "x.jsonl"),
-                         "--port", str(taken)]) == 2
+                         "--http-port", str(taken)]) == 2
         assert "already in use" in capsys.readouterr().err
     finally:
         srv.server_close()

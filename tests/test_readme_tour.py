@@ -11,7 +11,7 @@ in for it (the convention is written in the README, under the tour):
   becomes one end of a virtual serial line (tests/faultproxy.py, no faults);
   on the other end runs a virtual clock (for ``log``, which then also gets
   ``--exit-on-end`` so it ends with the session) or a logger (for ``device``).
-- ``[server]``: it serves until stopped.  It gets a free ``--port``; the test
+- ``[server]``: it serves until stopped.  It gets a free ``--http-port``; the test
   waits until the page answers, then stops it.
 
 Any other tag fails the test: teach it here, and write it in the README.
@@ -135,7 +135,7 @@ def run_board(n, argv, work):
 
 def run_server(n, argv, work):
     port = free_port()
-    proc = subprocess.Popen(argv + ["--port", str(port)], cwd=work, env=env(),
+    proc = subprocess.Popen(argv + ["--http-port", str(port)], cwd=work, env=env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def answers():

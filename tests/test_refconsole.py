@@ -271,7 +271,7 @@ def test_console_bad_input(tmp_path, capsys):
     from hallclock import cli
     assert cli.main(["console", "--log", str(tmp_path / "nope" / "x.jsonl")]) == 2
     assert "does not exist" in capsys.readouterr().err
-    assert cli.main(["console", "--log", str(tmp_path / "x.jsonl"), "--port", "70000"]) == 2
+    assert cli.main(["console", "--log", str(tmp_path / "x.jsonl"), "--http-port", "70000"]) == 2
     assert "0 to 65535" in capsys.readouterr().err
 
 

@@ -280,10 +280,10 @@ def test_hall_simulate_bad_input_exits_2(tmp_path, script, args, words):
 
 
 def test_hall_bad_ports_exit_2(tmp_path):
-    res = run_cli("hall", "--hall-port", str(tmp_path / "nope"), "--table-port",
+    res = run_cli("hall", "--hall-unit-port", str(tmp_path / "nope"), "--port",
                   str(tmp_path / "nope2"), "--out", str(tmp_path / "h.jsonl"))
     assert res.returncode == 2 and "cannot open serial port" in res.stderr
-    res = run_cli("hall", "--hall-port", "/dev/null", "--table-port", "/dev/null",
+    res = run_cli("hall", "--hall-unit-port", "/dev/null", "--port", "/dev/null",
                   "--out", str(tmp_path / "h.jsonl"))
     assert res.returncode == 2 and "given twice" in res.stderr
 
@@ -325,9 +325,9 @@ def test_hall_command_on_ports(tmp_path, script):
             fds += [master, slave]
             paths.append(path)
         exe = os.path.join(os.path.dirname(sys.executable), "hallclock")
-        args = [exe, "hall", "--hall-port", paths[0], "--out", str(out), "--exit-on-end"]
+        args = [exe, "hall", "--hall-unit-port", paths[0], "--out", str(out), "--exit-on-end"]
         for p in paths[1:]:
-            args += ["--table-port", p]
+            args += ["--port", p]
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True)
         wait_for(lambda: proc.poll() is not None or _opened(proc.pid) >= set(paths),

@@ -275,8 +275,8 @@ def _hall(tmp_path, extra=()):
 
     relay.Relay.service = service
     try:
-        rc = cli.main(["hall", "--hall-port", paths[0], "--table-port", paths[1],
-                       "--table-port", paths[2], "--out", str(out), *extra])
+        rc = cli.main(["hall", "--hall-unit-port", paths[0], "--port", paths[1],
+                       "--port", paths[2], "--out", str(out), *extra])
     finally:
         relay.Relay.service = real_poll
         for m, s, _p in pairs:

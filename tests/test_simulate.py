@@ -146,7 +146,7 @@ def test_existing_log_is_never_overwritten(tmp_path, script):
 
 
 def test_demo_prints_a_report(tmp_path):
-    res = run_cli("demo", "--out-dir", str(tmp_path / "demo"))
+    res = run_cli("demo", "--out", str(tmp_path / "demo"))
     assert res.returncode == 0, res.stderr
     assert "move" in res.stdout and "overtime" in res.stdout
     assert os.path.exists(tmp_path / "demo" / "demo-game.jsonl")

@@ -1,5 +1,7 @@
-"""Mode name -> clock core.  Adding a mode: write its core (the interface
-below), add its settings to settings.SPEC, add it here.
+"""Mode name -> clock core: the firmware's registry of modes, with the
+catalogue rows of settings.ROWS (the modes' order, settings and checks).
+Adding a mode: write its core (the interface below), add its row to
+settings.ROWS and its loader to CORES here (docs/design.md, "Adding a mode").
 
 The interface every core has (``core.scrabble.ScrabbleClock`` is the model):
 
@@ -22,14 +24,28 @@ The interface every core has (``core.scrabble.ScrabbleClock`` is the model):
 """
 
 
+def _scrabble():
+    from .core.scrabble import ScrabbleClock
+    return ScrabbleClock
+
+
+def _duplicate():
+    from .core.duplicate import DuplicateTimer
+    return DuplicateTimer
+
+
+def _backgammon():
+    from .core.backgammon import BackgammonClock
+    return BackgammonClock
+
+
+# mode -> a function that imports its core class (lazily: a board loads only
+# the core of its own mode)
+CORES = {"scrabble": _scrabble, "duplicate": _duplicate, "backgammon": _backgammon}
+
+
 def make_core(mode, settings, emit):
-    if mode == "scrabble":
-        from .core.scrabble import ScrabbleClock
-        return ScrabbleClock(settings, emit)
-    if mode == "duplicate":
-        from .core.duplicate import DuplicateTimer
-        return DuplicateTimer(settings, emit)
-    if mode == "backgammon":
-        from .core.backgammon import BackgammonClock
-        return BackgammonClock(settings, emit)
-    raise ValueError("unknown mode %r" % mode)
+    load = CORES.get(mode)
+    if load is None:
+        raise ValueError("unknown mode %r" % mode)
+    return load()(settings, emit)

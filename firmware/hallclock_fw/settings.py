@@ -9,31 +9,9 @@ spaces), the same on every interpreter.
 """
 from .protocol import to_int
 
-MODES = ("scrabble", "duplicate", "backgammon")
 DELAY_KINDS = ("simple", "bronstein", "fischer")
 
-# mode -> ((key, kind, default), ...); kind: "i" whole number, "l" list of
-# whole numbers, "score" A-B, "delay" one of DELAY_KINDS.  Default None: unset.
-SPEC = {
-    "scrabble": (
-        ("move_s", "i", 120),
-        ("warn_s", "l", (30, 20, 10)),
-        ("round_min", "i", 40),
-        ("round_warn_min", "i", 10),
-    ),
-    "duplicate": (
-        ("move_s", "i", 180),
-        ("announce_s", "l", (120, 60, 30)),
-    ),
-    "backgammon": (
-        ("bank_s", "i", None),
-        ("match", "i", 7),
-        ("score", "score", (0, 0)),
-        ("per_point_s", "i", 150),
-        ("delay_s", "i", 15),
-        ("delay", "delay", "simple"),
-    ),
-}
+# The modes' catalogue (MODES, SPEC) is the table ROWS at the end of this file.
 
 
 class SettingsError(ValueError):
@@ -160,31 +138,86 @@ def _below(values, key, limit_key):
     values[key] = tuple(sorted(values[key], reverse=True))
 
 
+def _check_scrabble(values):
+    _positive(values, "move_s")
+    _below(values, "warn_s", "move_s")
+    _positive(values, "round_min")
+    _positive(values, "round_warn_min", 0)
+    if values["round_warn_min"] >= values["round_min"]:
+        raise SettingsError("round_warn_min (%d) must be less than round_min (%d)" % (
+            values["round_warn_min"], values["round_min"]))
+
+
+def _check_duplicate(values):
+    _positive(values, "move_s")
+    _below(values, "announce_s", "move_s")
+
+
+def _check_backgammon(values):
+    _positive(values, "match")
+    _positive(values, "per_point_s")
+    _positive(values, "delay_s", 0)
+    if values["bank_s"] is not None:
+        _positive(values, "bank_s")
+    a, b = values["score"]
+    for who, pts in (("A", a), ("B", b)):
+        if pts < 0 or pts >= values["match"]:
+            raise SettingsError(
+                "score: %s has %d points, but a %d-point match is over at %d "
+                "(each score must be 0 to %d)" % (
+                    who, pts, values["match"], values["match"], values["match"] - 1))
+    if bank_ms(values) > MAX_BANK_MS:
+        raise SettingsError("the bank would be %d s; at most %d s (24 h) per player" % (
+            bank_ms(values) // 1000, MAX_BANK_MS // 1000))
+
+
 def validate(mode, values):
-    if mode == "scrabble":
-        _positive(values, "move_s")
-        _below(values, "warn_s", "move_s")
-        _positive(values, "round_min")
-        _positive(values, "round_warn_min", 0)
-        if values["round_warn_min"] >= values["round_min"]:
-            raise SettingsError("round_warn_min (%d) must be less than round_min (%d)" % (
-                values["round_warn_min"], values["round_min"]))
-    elif mode == "duplicate":
-        _positive(values, "move_s")
-        _below(values, "announce_s", "move_s")
-    elif mode == "backgammon":
-        _positive(values, "match")
-        _positive(values, "per_point_s")
-        _positive(values, "delay_s", 0)
-        if values["bank_s"] is not None:
-            _positive(values, "bank_s")
-        a, b = values["score"]
-        for who, pts in (("A", a), ("B", b)):
-            if pts < 0 or pts >= values["match"]:
-                raise SettingsError(
-                    "score: %s has %d points, but a %d-point match is over at %d "
-                    "(each score must be 0 to %d)" % (
-                        who, pts, values["match"], values["match"], values["match"] - 1))
-        if bank_ms(values) > MAX_BANK_MS:
-            raise SettingsError("the bank would be %d s; at most %d s (24 h) per player" % (
-                bank_ms(values) // 1000, MAX_BANK_MS // 1000))
+    """The mode's cross-checks (its row's check) on parsed values."""
+    _CHECKS[_index(mode)](values)
+
+
+def _index(mode):
+    for i in range(len(MODES)):
+        if MODES[i] == mode:
+            return i
+    raise SettingsError("unknown mode %r (modes: %s)" % (mode, ", ".join(MODES)))
+
+
+# The catalogue of modes: one row a mode, in the order set-up, help texts and
+# reports list them: (mode, its settings, its cross-checks).  Settings are
+# ((key, kind, default), ...); kind: "i" whole number, "l" list of whole
+# numbers, "score" A-B, "delay" one of DELAY_KINDS.  Default None: unset.
+# A mode's core is beside it in modes.CORES; its host side in hallclock.modes.
+ROWS = (
+    ("scrabble", (
+        ("move_s", "i", 120),
+        ("warn_s", "l", (30, 20, 10)),
+        ("round_min", "i", 40),
+        ("round_warn_min", "i", 10),
+    ), _check_scrabble),
+    ("duplicate", (
+        ("move_s", "i", 180),
+        ("announce_s", "l", (120, 60, 30)),
+    ), _check_duplicate),
+    ("backgammon", (
+        ("bank_s", "i", None),
+        ("match", "i", 7),
+        ("score", "score", (0, 0)),
+        ("per_point_s", "i", 150),
+        ("delay_s", "i", 15),
+        ("delay", "delay", "simple"),
+    ), _check_backgammon),
+)
+
+
+def _build():
+    """MODES, SPEC and the checks from ROWS (a test that adds a row builds again)."""
+    global MODES, SPEC, _CHECKS
+    MODES = tuple(r[0] for r in ROWS)
+    SPEC = {}
+    for r in ROWS:
+        SPEC[r[0]] = r[1]
+    _CHECKS = tuple(r[2] for r in ROWS)
+
+
+_build()

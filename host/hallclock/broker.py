@@ -136,7 +136,7 @@ def write_config(out, hall, clocks, port=1883, bind=None, broker_host=None, tls=
     """Write DIR/mosquitto.conf, passwords, acl, credentials.json, clocks/*.cfg."""
     check_name("hall name", hall)
     if not 1 <= port <= 65535:
-        raise BadInput(f"--port {port}: give 1-65535")
+        raise BadInput(f"--broker-port {port}: give 1-65535")
     out = os.path.abspath(out)
     if os.path.exists(os.path.join(out, "credentials.json")):
         raise BadInput(f"{out} already holds a hall configuration (credentials.json): "

@@ -11,6 +11,7 @@ words them.
 """
 from hallclock_fw.core.timing import ticks_diff
 from hallclock_fw.display import shown_s
+from hallclock_fw.settings import DELAY_KINDS
 
 from .catalog import PLAYERS, PLAYOUT_STEPS
 
@@ -48,19 +49,29 @@ class ModeView:
 
     name = "?"
     players = PLAYERS  # the players a report lists (none for the hall countdown)
-    # the report's columns for a move of this mode (hallclock.report)
-    move_columns = ("move", "player", "used", "warnings", "overtime")
     overtime_word = "OVERTIME"  # what the live view calls core.overtime()
     # the hall display without --clock: 'round' (the clocks of this mode make
     # one round: its time and gongs), 'countdown' (one hall countdown: the
     # first clock's), 'tables' (independent games: pick one with --clock)
     hall_view = "tables"
     relays_pause = False  # the hall relays the hall unit's PAUSE to every table
+    # the clocks of this mode take the hall unit's START and GONG (hall, hall-simulate)
+    hall_signals = False
+    # the round report names the rule a restart after a pause followed (ČAS 9.1,
+    # 10.1, 11.2: hallclock.roundreport)
+    restart_rules = False
 
     # -- read from the core -------------------------------------------------
     def facts(self, core, now):
         """The mode's own facts at ``now`` (a dict of plain values)."""
         return {}
+
+    def move_result(self, face):
+        """What the report takes from the core at a move's end (its press, or
+        the session's end): (flag, bank_ms, overtime_ms) -- a bank clock's flag
+        fall and the mover's bank left (None: no bank), the time over the limit."""
+        over = max(0, -face.left_ms) if face.overtime and face.left_ms is not None else 0
+        return False, None, over
 
     # -- the live view (hallclock.liveview) -------------------------------------
     def runs(self, face):
@@ -94,6 +105,8 @@ class ModeView:
 
 class ScrabbleView(ModeView):
     name = "scrabble"
+    hall_signals = True
+    restart_rules = True
 
     overtime_word = "OVERTIME"  # the limit ran out; the display counts the overtime up
 
@@ -154,7 +167,7 @@ class DuplicateView(ModeView):
     players = ()
     hall_view = "countdown"
     relays_pause = True  # one countdown for the hall: a dispute stops every clock
-    move_columns = ("move", "used", "announcements", "pauses")
+    hall_signals = True
 
     def facts(self, core, now):
         left = core.left_ms(now)
@@ -191,8 +204,10 @@ class DuplicateView(ModeView):
 
 class BackgammonView(ModeView):
     name = "backgammon"
-    move_columns = ("move", "player", "used", "bank", "overtime")
     overtime_word = "FLAG"  # a bank ran out: the clock stands at 0:00 until reset
+    # how the settings' delay kinds read (backgammon-time)
+    delay_words = {"simple": "simple (US) delay", "bronstein": "Bronstein delay",
+                   "fischer": "Fischer increment"}
 
     def facts(self, core, now):
         banks = (core.bank_left(now, 0), core.bank_left(now, 1))
@@ -202,13 +217,19 @@ class BackgammonView(ModeView):
             if to_go > core.bank0:
                 delay_left = to_go - core.bank0  # a simple delay runs
         bp = core.break_player
-        return {"banks_ms": banks, "delay": ("simple", "bronstein", "fischer")[core.kind],
+        return {"banks_ms": banks, "delay": DELAY_KINDS[core.kind],
                 "delay_ms": core.delay_ms, "delay_left_ms": delay_left,
                 "breaks": (core.breaks_used(0), core.breaks_used(1)),
                 "break_player": PLAYERS[bp] if bp in (0, 1) and core.paused()
                 and core.running() else None,
                 "break_left_ms": core.left_ms(now) if core.paused() and core.running() else None,
                 "flag": core.overtime()}
+
+    def move_result(self, face):
+        # a bank clock stands at 0:00 when the bank runs out: a flag, no overtime
+        f = face.facts
+        bank = f["banks_ms"][PLAYERS.index(face.player)] if face.player in PLAYERS else None
+        return bool(f["flag"]), bank, 0
 
     def runs(self, face):
         f = face.facts
@@ -267,5 +288,12 @@ UNKNOWN = ModeView()
 def view_for(mode):
     """The host side of ``mode`` (a neutral view for a mode the host does not know)."""
     return VIEWS.get(mode, UNKNOWN)
+
+
+def hall_modes():
+    """The modes whose clocks take the hall unit's START and GONG (docs/hall.md),
+    in the firmware's order of modes."""
+    from hallclock_fw.settings import MODES
+    return tuple(m for m in MODES if view_for(m).hall_signals)
 
 

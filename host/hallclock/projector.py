@@ -338,7 +338,7 @@ def make_server(log, host="127.0.0.1", port=8080, clock=None, source=None):
     if source is None:
         check_log_path(log)
     if not 0 <= port <= 65535:
-        raise BadInput(f"--port {port}: an HTTP port is 0 to 65535")
+        raise BadInput(f"--http-port {port}: an HTTP port is 0 to 65535")
     tail = source if source is not None else LogTail(log, clock)
     note = check_clock(tail) if source is None else None  # before the port is taken
     server = bind(host, port, type("Handler", (_Handler,), {"tail": tail}),

@@ -345,7 +345,7 @@ def make_server(log, host="127.0.0.1", port=8090, token=None, tail=None, signals
     """An HTTP server (not yet serving) for the round's log (or, with
     ``tail``, another record source: BrokerRoundTail); port 0 picks a free one."""
     if not 0 <= port <= 65535:
-        raise BadInput(f"--port {port}: an HTTP port is 0 to 65535")
+        raise BadInput(f"--http-port {port}: an HTTP port is 0 to 65535")
     if tail is None:
         check_log_path(log, "the round's log file")
         tail = RoundTail(log)

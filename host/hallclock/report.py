@@ -279,17 +279,11 @@ def _replay(game):
                 f = last_face
             if f is None:
                 continue
-            if "flag" in f.facts:  # a bank clock: it stands at 0:00, no overtime
-                mv.flag = bool(f.facts["flag"])
-                if mv.flag and mv.unfinished and mv.expired_t is not None:
-                    mv.end_t = mv.expired_t  # the clock stands from the flag on
-                if mv.unfinished and f.player in ("A", "B"):
-                    mv.bank_after_ms = f.facts["banks_ms"]["AB".index(f.player)]
-                mv.core_overtime_ms = 0
-            elif f.overtime and f.left_ms is not None:
-                mv.core_overtime_ms = max(0, -f.left_ms)
-            else:
-                mv.core_overtime_ms = 0
+            mv.flag, bank, mv.core_overtime_ms = view_for(game.mode).move_result(f)
+            if mv.flag and mv.unfinished and mv.expired_t is not None:
+                mv.end_t = mv.expired_t  # the clock stands from the flag on
+            if mv.unfinished and bank is not None:
+                mv.bank_after_ms = bank
     for mv in game.moves:
         mv.start_at = game.time_of_day(mv.start_t)
         mv.end_at = game.time_of_day(mv.end_t)

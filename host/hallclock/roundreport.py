@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from . import report
 from .errors import BadInput
 from .logfile import read_records
+from .modes import view_for
 
 REASONS = ("challenge", "stop", "dispute", "referee", "break")
 REASON_TEXT = {"challenge": "challenge", "stop": "STOP", "dispute": "dispute",
@@ -94,7 +95,7 @@ def _restart_rule(mode, paused_player, after):
             pressed = True
         elif ev == "resume":
             who = r.get("player")
-            if mode != "scrabble":
+            if not view_for(mode).restart_rules:
                 return f"time ran again for {who}" if who else "time ran again"
             if who == paused_player and not pressed:
                 return f"9.1/10.1: time ran again for {who}"

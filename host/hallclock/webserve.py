@@ -62,7 +62,7 @@ def bind(host, port, handler, other="another hall-display or console?"):
     """A server (not yet serving) on host:port; port 0 picks a free one.
     Every way binding fails is bad input with one line naming what to change."""
     if not 0 <= port <= 65535:
-        raise BadInput(f"--port {port}: an HTTP port is 0 to 65535")
+        raise BadInput(f"--http-port {port}: an HTTP port is 0 to 65535")
     try:
         server = ThreadingHTTPServer((host, port), handler)
     except socket.gaierror as exc:
@@ -72,14 +72,14 @@ def bind(host, port, handler, other="another hall-display or console?"):
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             raise BadInput(f"port {port} on {host} is already in use ({other}); "
-                           "choose another --port") from None
+                           "choose another --http-port") from None
         if exc.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
             raise BadInput(f"--host {host} is not an address of this machine "
                            f"({exc.strerror}); give 127.0.0.1, 0.0.0.0 or one of its "
                            "network addresses") from None
         if exc.errno == errno.EACCES:
             raise BadInput(f"port {port}: not allowed to listen there ({exc.strerror}); "
-                           "ports below 1024 need root: choose a --port from 1024 on") from None
+                           "ports below 1024 need root: choose a --http-port from 1024 on") from None
         raise BadInput(f"cannot serve on {host}:{port} ({exc.strerror})") from None
     server.daemon_threads = True
     return server

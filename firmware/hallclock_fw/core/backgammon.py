@@ -33,7 +33,7 @@ from ..events import (
     BTN_A, BTN_B, BTN_PAUSE, EV_BREAK, EV_BREAK_END, EV_EXPIRED, EV_PAUSE,
     EV_PRESS_BANK, EV_REFUSED, EV_RESUME_BANK, EV_TURN_BANK, LONG, NULL,
     REFUSED_BREAK)
-from ..settings import bank_ms
+from ..settings import DELAY_KINDS, bank_ms
 from .timing import ticks_add, ticks_diff
 
 _IDLE = const(0)  # no move has started yet
@@ -50,7 +50,6 @@ FISCHER = const(2)
 BREAK_MS = const(300000)  # rule 2.3: breaks of 5 minutes
 BREAKS = const(2)  # rule 2.3: two per player per match
 
-_KINDS = ("simple", "bronstein", "fischer")
 SNAPSHOT = const(8)  # values of a snapshot: see BackgammonClock.snapshot
 
 
@@ -62,7 +61,7 @@ class BackgammonClock:
         bank = bank_ms(settings)
         self.bank = [bank, bank]  # each bank as it stands between moves
         self.delay_ms = settings["delay_s"] * 1000
-        self.kind = _KINDS.index(settings["delay"])
+        self.kind = DELAY_KINDS.index(settings["delay"])
         self.state = _IDLE
         self.player = NULL  # the mover (whose time runs, or stopped)
         self.move = 0  # move in progress (1 = the first move made on this clock)

@@ -75,8 +75,8 @@ def cmd_backgammon_time(args):
     else:
         print(f"Match to {match}, score A {a} - B {b}: the trailing player "
               f"({'A' if a < b else 'B'}) needs {pts}.")
-    per_move = {"simple": "simple (US) delay", "bronstein": "Bronstein delay",
-                "fischer": "Fischer increment"}[values["delay"]]
+    from ..modes import view_for
+    per_move = view_for(MODE).delay_words[values["delay"]]
     print(f"Bank: {needs} x {fmt_s(values['per_point_s'])} = {fmt_s(bank_s)} "
           f"({bank_s} s) per player, plus a {values['delay_s']} s {per_move} per move.")
     print(f"  A: {fmt_s(bank_s)}")
@@ -113,9 +113,14 @@ def cmd_lateness(args):
     return 0
 
 
+def _delay_words():
+    from ..modes import view_for
+    return view_for(MODE).delay_words
+
+
 def register(sub):
     p = sub.add_parser(
-        "backgammon-time",
+        "backgammon-time", group="prepare",
         help="the backgammon clock's bank from the match score (İSTAVDER 2.4)",
         description="Each player's bank for the rest of a match played with a clock "
                     "(İSTAVDER 2.4: the points the trailing player still needs x 2.5 "
@@ -127,12 +132,13 @@ def register(sub):
                    help="seconds per point the trailing player needs (default 150)")
     p.add_argument("--delay-s", dest="delay_s", type=int, default=None,
                    help="delay per move in seconds (default 15)")
-    p.add_argument("--delay", default=None,
-                   help="simple (default, US delay), bronstein or fischer")
+    p.add_argument("--delay", default=None, metavar="KIND",
+                   help="the delay kind (default simple): " + ", ".join(
+                       f"{k} ({_delay_words()[k]})" for k in settings_mod.DELAY_KINDS))
     p.set_defaults(func=cmd_backgammon_time)
 
     p = sub.add_parser(
-        "lateness", help="penalty points for a late backgammon player (İSTAVDER 2.2)",
+        "lateness", group="run", help="penalty points for a late backgammon player (İSTAVDER 2.2)",
         description="Penalty points for lateness (İSTAVDER 2.2: 1 at 15 minutes, "
                     "1 more per further full 5 minutes) and whether the match is lost "
                     "(more penalty points than half the match length). Without "

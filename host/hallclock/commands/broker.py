@@ -3,17 +3,21 @@
 import os
 import sys
 
+from ..cliopts import renamed
 from ..errors import BadInput, HallclockError
 
 
 def register(sub):
-    p = sub.add_parser("broker-config", help="write a Mosquitto configuration for one hall "
+    p = sub.add_parser("broker-config", group="prepare",
+                       help="write a Mosquitto configuration for one hall "
                        "(credentials for every clock and host, each clock's hallclock.cfg)")
     p.add_argument("--hall", required=True, help="the hall's name (part of every topic)")
     p.add_argument("--clocks", required=True, metavar="NAME[,NAME...]",
                    help="the clocks of the hall, comma-separated")
     p.add_argument("--out", required=True, metavar="DIR", help="the folder to write")
-    p.add_argument("--port", type=int, default=1883, help="the broker's port (default 1883)")
+    p.add_argument("--broker-port", type=int, default=1883, metavar="P",
+                   help="the broker's own port (default 1883)")
+    renamed(p, "--port", "--broker-port", "--port is always a serial port")
     p.add_argument("--bind", default=None, metavar="ADDR",
                    help="listen only on this address (default: every interface)")
     p.add_argument("--address", default=None, metavar="HOST",
@@ -23,32 +27,38 @@ def register(sub):
                    help="also a TLS listener on P, with a CA generated in DIR/tls")
     p.set_defaults(func=cmd_broker_config)
 
-    p = sub.add_parser("broker", help="run Mosquitto on a broker-config folder (foreground)")
+    p = sub.add_parser("broker", group="run",
+                       help="run Mosquitto on a broker-config folder (foreground)")
     p.add_argument("--dir", required=True, metavar="DIR", help="the folder broker-config wrote")
     p.set_defaults(func=cmd_broker)
 
-    p = sub.add_parser("referee", help="the referee's START / GONG / PAUSE to every clock "
+    p = sub.add_parser("referee", group="run",
+                       help="the referee's START / GONG / PAUSE to every clock "
                        "of the hall through the broker (no logger needed)")
-    p.add_argument("button", choices=("START", "GONG", "PAUSE"))
+    p.add_argument("button", choices=("START", "GONG", "PAUSE"),
+                   help="the referee's button to press on every clock")
     p.add_argument("--long", action="store_true", help="a long press")
-    p.add_argument("--broker", required=True, metavar="HOST:PORT")
-    p.add_argument("--hall", required=True)
-    p.add_argument("--credentials", required=True, metavar="FILE",
-                   help="credentials.json (its 'referee' entry is used)")
-    p.add_argument("--tls-ca", default=None, metavar="FILE")
+    _hall_options(p, "referee")
     p.set_defaults(func=cmd_referee)
 
-    p = sub.add_parser("view", help="the live view of the hall from the broker, as 'viewer' "
+    p = sub.add_parser("view", group="watch",
+                       help="the live view of the hall from the broker, as 'viewer' "
                        "(a second laptop: nothing is written or sent)")
-    p.add_argument("--broker", required=True, metavar="HOST:PORT")
-    p.add_argument("--hall", required=True)
-    p.add_argument("--credentials", required=True, metavar="FILE",
-                   help="credentials.json (its 'viewer' entry is used)")
-    p.add_argument("--tls-ca", default=None, metavar="FILE")
+    _hall_options(p, "viewer")
     p.add_argument("--plain", action="store_true", help="plain lines instead of the table")
     p.add_argument("--exit-on-end", action="store_true",
                    help="exit once every clock of the hall has ended its session")
     p.set_defaults(func=cmd_view)
+
+
+def _hall_options(p, user):
+    p.add_argument("--broker", required=True, metavar="HOST:PORT",
+                   help="the hall's broker (hallclock broker)")
+    p.add_argument("--hall", required=True, help="the hall's name (part of every topic)")
+    p.add_argument("--credentials", required=True, metavar="FILE",
+                   help=f"credentials.json (its '{user}' entry is used)")
+    p.add_argument("--tls-ca", default=None, metavar="FILE",
+                   help="with a TLS listener: the hall's CA certificate")
 
 
 def cmd_broker_config(args):
@@ -57,11 +67,11 @@ def cmd_broker_config(args):
     tls = None
     if args.tls_port is not None:
         from .. import tlsca
-        if args.tls_port == args.port:
-            raise BadInput("--tls-port must differ from --port")
+        if args.tls_port == args.broker_port:
+            raise BadInput("--tls-port must differ from --broker-port")
         tls = (args.tls_port,) + tlsca.make_ca(os.path.join(os.path.abspath(args.out), "tls"),
                                                args.bind or args.address or "localhost")
-    broker.write_config(args.out, args.hall, clocks, port=args.port, bind=args.bind,
+    broker.write_config(args.out, args.hall, clocks, port=args.broker_port, bind=args.bind,
                         broker_host=args.address, tls=tls)
     print(f"hall {args.hall}: {len(clocks)} clocks; wrote {os.path.join(args.out, 'mosquitto.conf')}, "
           f"credentials.json and clocks/*.cfg. Next: hallclock broker --dir {args.out}")

@@ -4,6 +4,7 @@ import sys
 
 from ..errors import BadInput
 
+GROUP = "prepare"  # the director's task (hallclock.cliopts.GROUPS)
 STATUS_TEXT = {"taken": "taken", "refused": "REFUSED", "no answer": "NO ANSWER",
                "not asked": "not asked"}
 
@@ -22,7 +23,8 @@ def register(sub):
                    help="the clocks' ports, one a line (as many --port)")
     p.add_argument("--clock", action="append", default=[], metavar="NAME",
                    help="only this clock (repeatable; default: every clock heard)")
-    p.add_argument("--mode", required=True, help="scrabble, duplicate or backgammon")
+    from .simulate import mode_help
+    p.add_argument("--mode", required=True, help=mode_help(default=None))
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a setting of the mode (repeatable; the others take their defaults)")
     from .log import broker_options

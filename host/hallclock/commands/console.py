@@ -1,5 +1,8 @@
 """``hallclock console (--log LOG | --broker …)``: the referee's page for the round."""
+from ..cliopts import renamed
 from ..errors import BadInput
+
+GROUP = "watch"  # the director's task (hallclock.cliopts.GROUPS)
 
 
 def register(sub):
@@ -7,7 +10,9 @@ def register(sub):
                        "START round and GONG, pause reasons")
     p.add_argument("--log", default=None,
                    help="the round's log (written by 'hallclock round start'; may still grow)")
-    p.add_argument("--port", type=int, default=8090, help="HTTP port (default 8090)")
+    p.add_argument("--http-port", type=int, default=8090, metavar="P",
+                   help="the page's HTTP port (default 8090)")
+    renamed(p, "--port", "--http-port", "--port is always a serial port")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (0.0.0.0: a tablet on the hall's network too)")
     p.add_argument("--token", help="the actions' token (default: a new random one, printed)")
@@ -24,9 +29,7 @@ def cmd_console(args):
     from ..refconsole import BrokerRoundTail, BrokerSignals, make_server
     from .log import broker_args
 
-    port, args.port = args.port, None  # --port here is the HTTP port, not a serial one
     address = broker_args(args)
-    args.port = port
     tail = signals = None
     if address is not None:
         if args.log is not None:
@@ -46,7 +49,7 @@ def cmd_console(args):
     elif args.referee_log is not None:
         raise BadInput("--referee-log goes with --broker (with --log it is the log's "
                        "name with .referee.jsonl)")
-    server = make_server(args.log, args.host, args.port, token=args.token, tail=tail,
+    server = make_server(args.log, args.host, args.http_port, token=args.token, tail=tail,
                          signals=signals)
     what = args.log if address is None else f"the hall {args.hall} on {args.broker}"
     print(f"Referee console for {what} on {url_of(server)}\n"

@@ -1,13 +1,17 @@
 """``hallclock demo``: the bundled sample game on a virtual clock, and its report."""
 import os
 
+from ..cliopts import renamed
+
+GROUP = "try"  # the director's task (hallclock.cliopts.GROUPS)
 SAMPLE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "samples", "scrabble_game.txt")
 
 
 def register(sub):
     p = sub.add_parser("demo", help="simulate the bundled sample game and print its report")
-    p.add_argument("--out-dir", default="hallclock-demo",
-                   help="where the demo's log and CSV go (default: ./hallclock-demo)")
+    p.add_argument("--out", default="hallclock-demo", metavar="DIR",
+                   help="the folder the demo's log, CSV and plot go to (default: ./hallclock-demo)")
+    renamed(p, "--out-dir", "--out", "what a command writes is always --out")
     p.add_argument("--force", action="store_true",
                    help="replace a CSV or plot in the folder that an earlier demo did not make")
     p.set_defaults(func=cmd_demo)
@@ -29,7 +33,7 @@ def _earlier_demo(log):
         raise BadInput(f"{log}: cannot read it ({exc.strerror})") from None
     if skipped or not records or any(r.get("clock") != DEMO_CLOCK for r in records):
         raise BadInput(f"{log}: the file is not an earlier demo's log, and the demo does not "
-                       "overwrite it; give another --out-dir")
+                       "overwrite it; give another --out")
     return True
 
 
@@ -41,19 +45,19 @@ def cmd_demo(args):
     from .. import report, scenario, virtual
     from ..errors import BadInput
     from ..outfiles import check_outputs
-    if os.path.exists(args.out_dir) and not os.path.isdir(args.out_dir):
-        raise BadInput(f"--out-dir {args.out_dir}: is a file, not a folder")
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise BadInput(f"--out {args.out}: is a file, not a folder")
     try:
-        os.makedirs(args.out_dir, exist_ok=True)
+        os.makedirs(args.out, exist_ok=True)
     except OSError as exc:
-        raise BadInput(f"--out-dir {args.out_dir}: cannot make the folder ({exc.strerror})") \
+        raise BadInput(f"--out {args.out}: cannot make the folder ({exc.strerror})") \
             from None
-    log = os.path.join(args.out_dir, "demo-game.jsonl")
-    csv_path = os.path.join(args.out_dir, "demo-game.csv")
-    plot_path = os.path.join(args.out_dir, "demo-game.png")
+    log = os.path.join(args.out, "demo-game.jsonl")
+    csv_path = os.path.join(args.out, "demo-game.csv")
+    plot_path = os.path.join(args.out, "demo-game.png")
     # an earlier demo's files are made afresh; anything else is not written over
     force = _earlier_demo(log) or args.force
-    check_outputs([("--out-dir", csv_path), ("--out-dir", plot_path)], force=force)
+    check_outputs([("--out", csv_path), ("--out", plot_path)], force=force)
     if os.path.lexists(log):
         os.remove(log)  # the earlier demo's own log (checked above)
     console = Console()

@@ -3,22 +3,23 @@ table clocks into one log, the referee's START and GONG relayed to every
 table (docs/hall.md)."""
 import os
 
+from ..cliopts import renamed
 from ..errors import BadInput
+from ..modes import hall_modes
 
-# The modes whose clocks take the hall unit's START and GONG (docs/hall.md):
-# a backgammon clock runs on its own (İSTAVDER: no hall signal starts or ends it).
-HALL_MODES = ("scrabble", "duplicate")
 MAX_REAL_S = 24 * 3600.0  # hall-simulate paces real time: a day at most
 
 
 def register(sub):
     p = sub.add_parser(
-        "hall", help="log a hall unit and many table clocks into one log, relaying "
-        "the referee's START and GONG to every table")
-    p.add_argument("--hall-port", required=True, metavar="PORT",
+        "hall", group="run", help="log a hall unit and many table clocks into one log, "
+        "relaying the referee's START and GONG to every table")
+    p.add_argument("--hall-unit-port", required=True, metavar="PORT",
                    help="serial port of the hall unit (the referee's clock)")
-    p.add_argument("--table-port", required=True, action="append", metavar="PORT",
+    p.add_argument("--port", required=True, action="append", metavar="PORT",
                    help="serial port of a table clock (repeat for every table)")
+    renamed(p, "--hall-port", "--hall-unit-port", "--hall is always a hall's name")
+    renamed(p, "--table-port", "--port (once per table)", "--port is always a serial port")
     p.add_argument("--out", required=True, help="the hall log (JSON Lines)")
     p.add_argument("--exit-on-end", action="store_true",
                    help="exit once every clock's session has ended")
@@ -28,14 +29,15 @@ def register(sub):
     p.set_defaults(func=cmd_hall)
 
     p = sub.add_parser(
-        "hall-simulate", help="a whole hall on virtual devices: a hall unit and N "
-        "table clocks, relayed and logged by the real host")
+        "hall-simulate", group="try", help="a whole hall on virtual devices: a hall unit "
+        "and N table clocks, relayed and logged by the real host")
     p.add_argument("--tables", type=int, default=8, help="table clocks (default 8)")
     p.add_argument("--script", required=True, help="the hall unit's scenario (the referee)")
     p.add_argument("--table-script", action="append", default=[], metavar="FILE",
                    help="a table's scenario: once for all tables, or once per table "
                    "(default: tables only end with the hall)")
-    p.add_argument("--mode", default="scrabble", help="scrabble (default) or duplicate")
+    from .simulate import mode_help
+    p.add_argument("--mode", default="scrabble", help=mode_help(modes=hall_modes()))
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a setting of the mode, for every clock (repeatable)")
     p.add_argument("--speed", type=float, default=1.0,
@@ -53,7 +55,7 @@ def register(sub):
 def cmd_hall(args):
     from ..relay import Relay, format_spread, run_hall
     from ..logger import Logger
-    ports = [args.hall_port] + args.table_port
+    ports = [args.hall_unit_port] + args.port
     if len(set(ports)) != len(ports):
         raise BadInput("a port is given twice: the hall unit and every table need "
                        "their own port")
@@ -87,10 +89,10 @@ def cmd_hall_simulate(args):
     from ..relay import check_table_count, format_spread, simulate_hall
     if args.mode not in MODES:
         raise BadInput(f"unknown mode {args.mode!r} (modes: {', '.join(MODES)})")
-    if args.mode not in HALL_MODES:
+    if args.mode not in hall_modes():
         raise BadInput(f"--mode {args.mode}: a {args.mode} clock takes no hall signals "
                        "(the referee's START and GONG are relayed only in "
-                       f"{' and '.join(HALL_MODES)}); run each table with "
+                       f"{' and '.join(hall_modes())}); run each table with "
                        f"'hallclock simulate --mode {args.mode}' instead")
     n = check_table_count(args.tables)
     if not 0.01 <= args.speed <= 1000:

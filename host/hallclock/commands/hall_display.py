@@ -1,4 +1,7 @@
 """``hallclock hall-display --log LOG``: the hall's projector page."""
+from ..cliopts import renamed
+
+GROUP = "watch"  # the director's task (hallclock.cliopts.GROUPS)
 
 
 def cmd_hall_display(args):
@@ -6,7 +9,7 @@ def cmd_hall_display(args):
     from ..webserve import serve, url_of
 
     source = _broker_source(args)  # the hall network, as 'viewer' (docs/network.md)
-    server = make_server(args.log, args.host, args.port, args.clock, source=source)
+    server = make_server(args.log, args.host, args.http_port, args.clock, source=source)
     log = args.log if source is None else source.path
     what = f"clock {args.clock} of {log}" if args.clock else log
     print(f"Hall display for {what} on {url_of(server)} — open it in a browser on the "
@@ -21,7 +24,9 @@ def register(sub):
                        help="serve a projector page: duplicate countdown or round time, live")
     p.add_argument("--log", default=None,
                    help="the game log to show (may still be growing, or not exist yet)")
-    p.add_argument("--port", type=int, default=8080, help="HTTP port (default 8080)")
+    p.add_argument("--http-port", type=int, default=8080, metavar="P",
+                   help="the page's HTTP port (default 8080)")
+    renamed(p, "--port", "--http-port", "--port is always a serial port")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (0.0.0.0: other machines on the LAN too)")
     p.add_argument("--clock", help="show one clock of the log (default: the whole hall -- "

@@ -1,15 +1,20 @@
 """``hallclock log``: the host logger for one or more clocks, with the live view."""
 import sys
 
+from ..cliopts import renamed
 from ..errors import BadInput
+
+GROUP = "run"  # the director's task (hallclock.cliopts.GROUPS)
 
 
 def register(sub):
     p = sub.add_parser("log", help="log one or more clocks' events into a file")
     p.add_argument("--port", action="append",
                    help="serial port, or 'auto' for the only ESP32 board (repeatable)")
-    p.add_argument("--out", required=True)
-    p.add_argument("--exit-on-end", action="store_true")
+    p.add_argument("--out", required=True, metavar="LOG",
+                   help="the log (JSON Lines; appended to if it is a hallclock log)")
+    p.add_argument("--exit-on-end", action="store_true",
+                   help="exit once every clock has ended its session and all is logged")
     p.add_argument("--restore", action="store_true",
                    help="after a clock lost power mid-game, send the game back to it")
     p.add_argument("--reset", action="store_true",
@@ -18,9 +23,11 @@ def register(sub):
     p.add_argument("--plain", action="store_true",
                    help="plain lines instead of the live view (the default when not on a terminal)")
     broker_options(p, "log every clock of the hall through the broker (as 'logger')")
-    p.add_argument("--clocks", default=None, metavar="NAME[,NAME...]",
-                   help="with --broker: the clocks --exit-on-end waits for (default: "
-                   "every clock in --credentials)")
+    p.add_argument("--clock", action="append", default=[], metavar="NAME",
+                   help="with --broker: a clock --exit-on-end waits for (repeat for every "
+                   "clock; default: every clock in --credentials)")
+    renamed(p, "--clocks", "--clock NAME (once per clock)",
+            "--clocks names the clocks a configuration is written for")
     p.add_argument("--hall-unit", default=None, metavar="NAME",
                    help="with --broker: this clock is the hall unit; its START and GONG "
                    "are relayed to every other clock, as 'hallclock hall' does (docs/hall.md)")
@@ -67,8 +74,10 @@ def cmd_log(args):
     address = broker_args(args)
     if address is not None:
         from ..mqtthost import BrokerLogger
-        from ..broker import parse_clocks
-        clocks = parse_clocks(args.clocks) if args.clocks else None
+        from ..broker import check_name
+        for name in args.clock:
+            check_name("clock name", name)
+        clocks = list(dict.fromkeys(args.clock)) or None
         if args.hall_unit is not None:
             return _log_hall_on_broker(args, address, clocks)
         logger = BrokerLogger(address, args.hall, args.credentials, args.out, clocks=clocks,

@@ -6,6 +6,7 @@ it (docs/hardware.md "The console")."""
 import select
 import time
 
+GROUP = "prepare"  # the director's task (hallclock.cliopts.GROUPS)
 HANDED_BACK = b"console handed back"
 PROMPTS = (b">>> ", b"raw REPL; CTRL-B to exit")
 RESEND_S = 0.5  # the frame again this often: noise on the line may eat one

@@ -3,6 +3,8 @@ marked by the USB IDs of the USB-serial chips such boards carry; and
 :func:`resolve_port` for ``--port auto``."""
 from ..errors import BadInput
 
+GROUP = "prepare"  # the director's task (hallclock.cliopts.GROUPS)
+
 # (vid, pid or None for any) -> chip
 USB_CHIPS = {
     (0x10C4, 0xEA60): "CP210x",

@@ -1,14 +1,16 @@
 """``hallclock report``: the moves of every game in a log; CSV and plot."""
 import sys
 
+GROUP = "report"  # the director's task (hallclock.cliopts.GROUPS)
+
 
 def register(sub):
     p = sub.add_parser("report", help="print the moves of every game in a log")
-    p.add_argument("log")
+    p.add_argument("log", metavar="LOG", help="a hallclock log (JSON Lines)")
     p.add_argument("more_logs", nargs="*", metavar="LOG", help="more logs (with --round)")
     p.add_argument("--round", type=int, metavar="N", help="the round's report: round N across "
                    "every table of the logs (commands/round.py)")
-    p.add_argument("--csv", metavar="FILE")
+    p.add_argument("--csv", metavar="FILE", help="also write the moves as a CSV table")
     p.add_argument("--plot", metavar="FILE.png",
                    help="draw each player's move times against the limit, pauses and gongs")
     p.add_argument("--claims", action="store_true",

@@ -1,14 +1,14 @@
 """``hallclock round start``: the round's START for every clock, with the round
 number, and the hall logged while it runs (late clocks learn the round's start
 time); and the round's report (``hallclock report --round N LOG…``)."""
-import argparse
 import sys
 
 from ..errors import BadInput
 
 
 def register(sub):
-    p = sub.add_parser("round", help="run a round: START with the round number for every clock")
+    p = sub.add_parser("round", group="run",
+                       help="run a round: START with the round number for every clock")
     rsub = p.add_subparsers(dest="round_command", required=True, metavar="start")
     s = rsub.add_parser(
         "start", help="give every clock START and the round number, and log the round",
@@ -31,11 +31,12 @@ def register(sub):
     from .log import broker_options
     broker_options(s, "the hall network instead of serial ports (this command is then the "
                    "hall's logger: run no 'log --broker' beside it)")
-    s.add_argument("--max-s", type=float, default=None, help=argparse.SUPPRESS)
+    s.add_argument("--max-s", type=float, default=None, metavar="S",
+                   help="stop after S seconds at most (a trial run)")
     s.set_defaults(func=cmd_round_start)
 
     v = sub.add_parser(
-        "virtual-clocks", help="table clocks as virtual devices on ptys, for a round "
+        "virtual-clocks", group="try", help="table clocks as virtual devices on ptys, for a round "
         "without hardware (configure, round start, console)",
         description="Starts N virtual table clocks (the real firmware), each on its own "
         "pty, against real time x --speed, and writes their port paths to --ports-file "
@@ -44,7 +45,10 @@ def register(sub):
     v.add_argument("--tables", type=int, default=8, help="how many clocks (default 8)")
     v.add_argument("--script", action="append", required=True, metavar="FILE",
                    help="the tables' scenario: once for all, or once per table")
-    v.add_argument("--mode", default="scrabble", help="the clocks' mode before configure")
+    from .simulate import mode_help
+    v.add_argument("--mode", default="scrabble", help=mode_help() + " (before configure)")
+    v.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="a setting of the mode, for every clock (repeatable)")
     v.add_argument("--speed", type=float, default=1.0,
                    help="device time per real time (default 1; 100 plays 10 minutes in 6 s)")
     v.add_argument("--ports-file", required=True, metavar="FILE",
@@ -130,12 +134,13 @@ def cmd_virtual_clocks(args):
     import os
     import time
 
-    from hallclock_fw.settings import MODES, parse
+    from hallclock_fw.settings import MODES
 
-    from .. import scenario
+    from .. import scenario, virtual
     from ..roundctl import start_virtual_clocks
     if args.mode not in MODES:
         raise BadInput(f"unknown mode {args.mode!r} (modes: {', '.join(MODES)})")
+    values = virtual.check_settings(args.mode, args.set)
     if not 1 <= args.tables <= 64:
         raise BadInput(f"--tables {args.tables}: give 1 to 64 clocks")
     if not 0.01 <= args.speed <= 1000:
@@ -165,7 +170,7 @@ def cmd_virtual_clocks(args):
             os.dup2(null, fd)
         ready = w
     try:
-        threads, fds, paths = start_virtual_clocks(args.mode, parse(args.mode, []), scripts,
+        threads, fds, paths = start_virtual_clocks(args.mode, values, scripts,
                                                    speed=args.speed)
         write_file(args.ports_file, lambda f: f.write("".join(p + "\n" for p in paths)),
                    force=args.force, what="ports file")

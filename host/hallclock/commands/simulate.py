@@ -5,6 +5,7 @@ import os
 
 from ..errors import BadInput, HallclockError
 
+GROUP = "try"  # the director's task (hallclock.cliopts.GROUPS)
 
 MAX_LOOP_MS = 1000  # a clock whose loop sleeps longer misses presses: not a clock
 MAX_SILENCE_S = 3600.0
@@ -53,10 +54,17 @@ def _clock(text):
     return text
 
 
+def mode_help(default="scrabble", modes=None):
+    """The --mode help line, from the firmware's list of modes (settings.MODES)."""
+    from hallclock_fw.settings import MODES
+    names = [m + (" (default)" if m == default else "") for m in (modes or MODES)]
+    return "the clock's mode: " + ", ".join(names)
+
+
 def device_options(p):
     """The options every virtual clock takes (simulate, device)."""
     p.add_argument("--script", required=True, help="scenario script (docs/contract.md)")
-    p.add_argument("--mode", default="scrabble", help="scrabble (default), duplicate, backgammon")
+    p.add_argument("--mode", default="scrabble", help=mode_help())
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a setting of the mode (repeatable)")
     p.add_argument("--clock", type=_clock, default="virtual-1",
@@ -80,11 +88,13 @@ def _heap_kib(text):
 
 
 def interpreter_options(p, webassembly=True):
+    words = {"cpython": "cpython (default)", "micropython": "micropython (the webassembly VM)",
+             "micropython-unix": "micropython-unix (the unix port as its own process, "
+             "with a fixed heap)"}
     choices = ("cpython", "micropython", "micropython-unix") if webassembly else \
         ("cpython", "micropython-unix")
     p.add_argument("--interpreter", choices=choices, default="cpython",
-                   help="the device side: CPython (default), the webassembly VM (micropython) "
-                        "or the unix port as its own process with a fixed heap")
+                   help="the device side: " + ", ".join(words[c] for c in choices))
     p.add_argument("--heap-kib", type=_heap_kib, default=None, metavar="N",
                    help="micropython-unix: the GC heap in KiB (default 91, a plain "
                         "ESP32's free heap)")
@@ -106,7 +116,8 @@ def register(sub):
 
     p = sub.add_parser("device", help="run a virtual clock on an existing serial port")
     device_options(p)
-    p.add_argument("--port", default=None, help="serial port (or --broker)")
+    p.add_argument("--port", default=None, help="the serial port to attach to, e.g. one end "
+                   "of a pty pair (or --broker)")
     from .log import broker_options
     broker_options(p, "a virtual clock on the hall network: its own entry in --credentials")
     p.add_argument("--silence-s", type=float, default=30.0, metavar="S",
