@@ -199,7 +199,7 @@ def _clock_face(out, c, now):
                 "title": h["title"], "subtitle": h["subtitle"], "left_ms": h["left_ms"],
                 "running": h["running"] and not f.ended, "last": h["last"],
                 "digits": h["digits"], "banks": h.get("banks"),
-                "playout": PLAYOUT_TEXT.get(f.facts.get("playout")),
+                "playout": PLAYOUT_TEXT.get(rnd["playout"] if rnd else None),
                 "mismatches": len(m.mismatches)})
     out["gongs"] = [{"kind": k, "text": gong_text(k, warn_min), "at": time_of_day(
         ep if ep is not None else c.time_of_day(t)), "move": mv}

@@ -31,6 +31,7 @@ from . import report
 from .errors import BadInput
 from .logfile import LogWriter, host_time, read_records
 from .model import Clocks, epoch_of
+from .modes import view_for
 from .modes import clock_text
 from .webserve import CSS, HTML, JS, PageHandler, bind, check_log_path
 from .roundreport import REASON_TEXT, REASONS, REFEREE_CLOCK, _restart_rule, referee_log_of
@@ -163,20 +164,18 @@ def _row(tail, c, f, link):
                     "paused": False, "finished": False, "playout": None, "round_left": None,
                     "status": "lost" if lost else "unknown", "error": c.error})
         return row
-    facts = f.facts or {}
-    playout = facts.get("playout")
+    rnd = view_for(f.mode).round(f)  # the hall's round as this clock counts it, or None
+    playout = rnd["playout"] if rnd else None
     finished = bool(f.ended or playout == "over")
     side = 1 if f.player == "B" else 0
     left = f.displays[side].strip() or "–"
     if not (f.running or f.paused or f.move):
         left = "–"
-    rl = facts.get("round_left_ms")
     row.update({
         "player": f.player if (f.running or f.paused) else None, "left": left,
         "move": f.move, "overtime": bool(f.overtime and not f.ended), "paused": bool(f.paused),
         "finished": finished, "playout": playout,
-        "round_left": clock_text(max(0, rl)) if isinstance(rl, int) and
-        facts.get("round_started") else None,
+        "round_left": clock_text(max(0, rnd["left_ms"])) if rnd and rnd["started"] else None,
         "status": "lost" if lost else "finished" if finished else "paused" if f.paused else
         "overtime" if f.overtime else "running" if f.running else "idle"})
     return row

@@ -21,7 +21,7 @@ def cmd_hall_display(args):
 
 def register(sub):
     p = sub.add_parser("hall-display",
-                       help="serve a projector page: duplicate countdown or round time, live")
+                       help="serve a projector page: the round time, the hall countdown or one clock, live")
     p.add_argument("--log", default=None,
                    help="the game log to show (may still be growing, or not exist yet)")
     p.add_argument("--http-port", type=int, default=8080, metavar="P",

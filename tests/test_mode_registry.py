@@ -1,0 +1,131 @@
+"""A mode is a core, a face and a catalogue row (docs/design.md, "Adding a
+mode"): one registry on each side, from which settings, help texts, reports
+and views take their mode lists and facts.  The toy hourglass mode of
+tests/toymode.py is added from outside the package and runs end to end:
+simulate (the real firmware app around its core, the pty, the real logger),
+the log, the report (its core replayed by the host's model)."""
+import contextlib
+import csv
+import io
+import json
+import os
+
+import pytest
+
+import toymode
+from hallclock import cli, report
+from hallclock import modes as host_modes
+from hallclock_fw import modes, settings
+
+
+def run(argv):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main(argv)
+        except SystemExit as exc:  # --help
+            code = exc.code
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_the_registries_name_the_same_modes():
+    assert settings.MODES == tuple(r[0] for r in settings.ROWS)
+    assert set(modes.CORES) == set(settings.MODES) == set(host_modes.VIEWS)
+    for mode in settings.MODES:
+        assert settings.SPEC[mode] == dict((r[0], r[1]) for r in settings.ROWS)[mode]
+        core = modes.make_core(mode, settings.defaults(mode) if mode != "backgammon"
+                               else settings.parse(mode, []), lambda *a: None)
+        assert core.fresh() and not core.running()
+        assert host_modes.view_for(mode).name == mode
+
+
+def test_hall_modes_come_from_the_faces():
+    assert host_modes.hall_modes() == tuple(
+        m for m in settings.MODES if host_modes.VIEWS[m].hall_signals)
+    assert "backgammon" not in host_modes.hall_modes()  # İSTAVDER: no hall signals
+
+
+@pytest.fixture
+def hourglass():
+    with toymode.installed():
+        yield
+    assert toymode.NAME not in settings.MODES and toymode.NAME not in modes.CORES
+
+
+GAME = """\
+0       press START      # the hourglass has no START: nothing
+1000    press B          # B's first press turns the glass for A (move 1)
+21000   press A          # A took 20 s; B's move 2
+90000   press A          # not A's time: nothing
+100000  press B          # B's sand ran out at 51 000; B took 79 s; A's move 3
+110000  end
+"""
+
+
+def test_a_toy_mode_runs_end_to_end(hourglass, tmp_path):
+    script = tmp_path / "game.txt"
+    script.write_text(GAME)
+    log = tmp_path / "game.jsonl"
+    # the help texts take the mode list from the registry
+    code, out, _err = run(["simulate", "--help"])
+    assert code == 0 and toymode.NAME in out
+    code, _out, err = run(["simulate", "--mode", toymode.NAME, "--set", "move_s=30",
+                           "--script", str(script), "--out", str(log)])
+    assert code == 0, err
+    recs = [json.loads(line) for line in log.read_text().splitlines()]
+    got = [(r["t_ms"], r["event"], r.get("player"), r.get("move"), r.get("used_ms"))
+           for r in recs]
+    assert got == [
+        (0, "boot", None, None, None),
+        (1000, "turn", "A", 1, None),
+        (21000, "press", "A", 1, 20000),
+        (21000, "turn", "B", 2, None),
+        (51000, "expired", "B", 2, None),
+        (100000, "press", "B", 2, 79000),
+        (100000, "turn", "A", 3, None),
+        (110000, "end", None, None, None),
+    ]
+    assert recs[0]["mode"] == toymode.NAME and recs[0]["settings"] == {"move_s": 30}
+    assert recs[1]["limit_ms"] == 30000
+
+    # the report replays the toy's own core (no mismatch) and lists its moves
+    games, skipped = report.load_log(str(log))
+    assert not skipped
+    (game,) = games
+    assert game.modelled is None and game.mismatches == []
+    assert [(m.move, m.player, m.used_ms, m.expired) for m in game.moves] == [
+        (1, "A", 20000, False), (2, "B", 79000, True), (3, "A", None, False)]
+    assert game.moves[2].unfinished
+    face = game.clock_model.model.face()
+    assert face.facts == {"sand_ms": 20000} and face.displays == (" 0:20", " 0:30")
+    out_csv = tmp_path / "game.csv"
+    code, out, err = run(["report", str(log), "--csv", str(out_csv)])
+    assert code == 0, err
+    assert toymode.NAME in out
+    rows = list(csv.DictReader(out_csv.open()))
+    assert [(r["move"], r["player"], r["used_ms"]) for r in rows] == [
+        ("1", "A", "20000"), ("2", "B", "79000"), ("3", "A", "10000")]
+
+
+def test_a_toy_modes_settings_are_checked_by_its_row(hourglass, tmp_path):
+    script = tmp_path / "game.txt"
+    script.write_text(GAME)
+    code, _out, err = run(["simulate", "--mode", toymode.NAME, "--set", "move_s=0",
+                           "--script", str(script), "--out", str(tmp_path / "x.jsonl")])
+    assert code == 2 and "move_s must be 1 to 3600" in err
+    code, _out, err = run(["simulate", "--mode", toymode.NAME, "--set", "warn_s=3",
+                           "--script", str(script), "--out", str(tmp_path / "x.jsonl")])
+    assert code == 2 and "settings: move_s" in err
+    assert not os.path.exists(tmp_path / "x.jsonl")
+    # its face says it takes no hall signals: hall-simulate refuses it by the registry
+    code, _out, err = run(["hall-simulate", "--mode", toymode.NAME, "--script", str(script),
+                           "--out", str(tmp_path / "h.jsonl")])
+    assert code == 2 and "takes no hall signals" in err
+
+
+def test_without_the_toy_the_mode_is_unknown(tmp_path):
+    script = tmp_path / "game.txt"
+    script.write_text(GAME)
+    code, _out, err = run(["simulate", "--mode", toymode.NAME, "--script", str(script),
+                           "--out", str(tmp_path / "x.jsonl")])
+    assert code == 2 and "unknown mode" in err
