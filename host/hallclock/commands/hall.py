@@ -31,18 +31,12 @@ def register(sub):
     p = sub.add_parser(
         "hall-simulate", group="try", help="a whole hall on virtual devices: a hall unit "
         "and N table clocks, relayed and logged by the real host")
-    p.add_argument("--tables", type=int, default=8, help="table clocks (default 8)")
+    from .simulate import hall_options
+    hall_options(p, modes=hall_modes())
     p.add_argument("--script", required=True, help="the hall unit's scenario (the referee)")
     p.add_argument("--table-script", action="append", default=[], metavar="FILE",
                    help="a table's scenario: once for all tables, or once per table "
                    "(default: tables only end with the hall)")
-    from .simulate import mode_help
-    p.add_argument("--mode", default="scrabble", help=mode_help(modes=hall_modes()))
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="a setting of the mode, for every clock (repeatable)")
-    p.add_argument("--speed", type=float, default=1.0,
-                   help="simulated time per real time (default 1: real time; e.g. 60 "
-                   "plays a 40-minute round in 40 s)")
     p.add_argument("--out", required=True, help="the hall log to write (JSON Lines)")
     p.add_argument("--transport", choices=("serial", "mqtt"), default="serial",
                    help="serial: a pty per clock (default); mqtt: every clock on the hall "
@@ -94,9 +88,9 @@ def cmd_hall_simulate(args):
                        "(the referee's START and GONG are relayed only in "
                        f"{' and '.join(hall_modes())}); run each table with "
                        f"'hallclock simulate --mode {args.mode}' instead")
+    from .simulate import check_speed
     n = check_table_count(args.tables)
-    if not 0.01 <= args.speed <= 1000:
-        raise BadInput(f"--speed {args.speed}: give 0.01 to 1000")
+    check_speed(args.speed)
     values = virtual.check_settings(args.mode, args.set)
     hall = scenario.load(args.script)
     if len(args.table_script) not in (0, 1, n):

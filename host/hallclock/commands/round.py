@@ -42,15 +42,10 @@ def register(sub):
         "pty, against real time x --speed, and writes their port paths to --ports-file "
         "(one a line) for 'configure' and 'round start --ports-file'. The clocks stop when "
         "their scripts have ended and a host has every event (or after 30 s without one).")
-    v.add_argument("--tables", type=int, default=8, help="how many clocks (default 8)")
+    from .simulate import hall_options
+    hall_options(v, mode_note=" (until configure sends others)")
     v.add_argument("--script", action="append", required=True, metavar="FILE",
                    help="the tables' scenario: once for all, or once per table")
-    from .simulate import mode_help
-    v.add_argument("--mode", default="scrabble", help=mode_help() + " (before configure)")
-    v.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="a setting of the mode, for every clock (repeatable)")
-    v.add_argument("--speed", type=float, default=1.0,
-                   help="device time per real time (default 1; 100 plays 10 minutes in 6 s)")
     v.add_argument("--ports-file", required=True, metavar="FILE",
                    help="where the clocks' port paths go")
     v.add_argument("--force", action="store_true",
@@ -143,8 +138,8 @@ def cmd_virtual_clocks(args):
     values = virtual.check_settings(args.mode, args.set)
     if not 1 <= args.tables <= 64:
         raise BadInput(f"--tables {args.tables}: give 1 to 64 clocks")
-    if not 0.01 <= args.speed <= 1000:
-        raise BadInput(f"--speed {args.speed:g}: give 0.01 to 1000")
+    from .simulate import check_speed
+    check_speed(args.speed)
     if len(args.script) not in (1, args.tables):
         raise BadInput(f"--script given {len(args.script)} times: once for every table, "
                        f"or {args.tables} times")

@@ -75,6 +75,24 @@ def device_options(p):
                    help="the device's tick counter at start (e.g. 0x3fff0000 to cross the wrap)")
 
 
+def hall_options(p, modes=None, mode_note=""):
+    """The options every virtual hall takes (hall-simulate, virtual-clocks):
+    the family of virtual clocks shares its flags' names and meanings."""
+    p.add_argument("--tables", type=int, default=8, metavar="N",
+                   help="how many table clocks (default 8)")
+    p.add_argument("--mode", default="scrabble", help=mode_help(modes=modes) + mode_note)
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="a setting of the mode, for every clock (repeatable)")
+    p.add_argument("--speed", type=float, default=1.0, metavar="X",
+                   help="device time per real time (default 1: real time; 60 plays a "
+                   "40-minute round in 40 s)")
+
+
+def check_speed(speed):
+    if not 0.01 <= speed <= 1000:  # nan fails this too
+        raise BadInput(f"--speed {speed:g}: give 0.01 to 1000")
+
+
 # -- the device side's interpreter (docs/micropython.md) --
 def _heap_kib(text):
     from ..mpunix import MIN_HEAP_KIB
