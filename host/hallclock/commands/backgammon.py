@@ -126,11 +126,11 @@ def register(sub):
                     "(İSTAVDER 2.4: the points the trailing player still needs x 2.5 "
                     "minutes, plus a delay per move), and the settings line for "
                     "'hallclock simulate/device --mode backgammon'.")
-    p.add_argument("--match", type=int, required=True, help="match length in points")
+    p.add_argument("--match", type=int, required=True, metavar="N", help="match length in points")
     p.add_argument("--score", required=True, metavar="A-B", help="the score, e.g. 3-5")
-    p.add_argument("--per-point-s", dest="per_point_s", type=int, default=None,
+    p.add_argument("--per-point-s", dest="per_point_s", type=int, default=None, metavar="S",
                    help="seconds per point the trailing player needs (default 150)")
-    p.add_argument("--delay-s", dest="delay_s", type=int, default=None,
+    p.add_argument("--delay-s", dest="delay_s", type=int, default=None, metavar="S",
                    help="delay per move in seconds (default 15)")
     p.add_argument("--delay", default=None, metavar="KIND",
                    help="the delay kind (default simple): " + ", ".join(
@@ -143,7 +143,7 @@ def register(sub):
                     "1 more per further full 5 minutes) and whether the match is lost "
                     "(more penalty points than half the match length). Without "
                     "--late-min: the table for the match.")
-    p.add_argument("--match", type=int, required=True, help="match length in points")
-    p.add_argument("--late-min", dest="late_min", type=int, default=None,
+    p.add_argument("--match", type=int, required=True, metavar="N", help="match length in points")
+    p.add_argument("--late-min", dest="late_min", type=int, default=None, metavar="M",
                    help="whole minutes the player was late")
     p.set_defaults(func=cmd_lateness)

@@ -11,7 +11,8 @@ def register(sub):
     p = sub.add_parser("broker-config", group="prepare",
                        help="write a Mosquitto configuration for one hall "
                        "(credentials for every clock and host, each clock's hallclock.cfg)")
-    p.add_argument("--hall", required=True, help="the hall's name (part of every topic)")
+    p.add_argument("--hall", required=True, metavar="NAME",
+                   help="the hall's name (part of every topic)")
     p.add_argument("--clocks", required=True, metavar="NAME[,NAME...]",
                    help="the clocks of the hall, comma-separated")
     p.add_argument("--out", required=True, metavar="DIR", help="the folder to write")
@@ -54,7 +55,8 @@ def register(sub):
 def _hall_options(p, user):
     p.add_argument("--broker", required=True, metavar="HOST:PORT",
                    help="the hall's broker (hallclock broker)")
-    p.add_argument("--hall", required=True, help="the hall's name (part of every topic)")
+    p.add_argument("--hall", required=True, metavar="NAME",
+                   help="the hall's name (part of every topic)")
     p.add_argument("--credentials", required=True, metavar="FILE",
                    help=f"credentials.json (its '{user}' entry is used)")
     p.add_argument("--tls-ca", default=None, metavar="FILE",

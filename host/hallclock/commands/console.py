@@ -13,9 +13,10 @@ def register(sub):
     p.add_argument("--http-port", type=int, default=8090, metavar="P",
                    help="the page's HTTP port (default 8090)")
     renamed(p, "--port", "--http-port", "--port is always a serial port")
-    p.add_argument("--host", default="127.0.0.1",
+    p.add_argument("--host", default="127.0.0.1", metavar="ADDR",
                    help="address to listen on (0.0.0.0: a tablet on the hall's network too)")
-    p.add_argument("--token", help="the actions' token (default: a new random one, printed)")
+    p.add_argument("--token", metavar="T",
+                   help="the actions' token (default: a new random one, printed)")
     from .log import broker_options
     broker_options(p, "the hall from the broker instead of a log (as 'viewer'; START round "
                    "and GONG sent as 'referee')")

@@ -20,7 +20,7 @@ def register(sub):
                    help="serial port of a table clock (repeat for every table)")
     renamed(p, "--hall-port", "--hall-unit-port", "--hall is always a hall's name")
     renamed(p, "--table-port", "--port (once per table)", "--port is always a serial port")
-    p.add_argument("--out", required=True, help="the hall log (JSON Lines)")
+    p.add_argument("--out", required=True, metavar="LOG", help="the hall log (JSON Lines)")
     p.add_argument("--exit-on-end", action="store_true",
                    help="exit once every clock's session has ended")
     p.add_argument("--reset", action="store_true",
@@ -33,11 +33,12 @@ def register(sub):
         "and N table clocks, relayed and logged by the real host")
     from .simulate import hall_options
     hall_options(p, modes=hall_modes())
-    p.add_argument("--script", required=True, help="the hall unit's scenario (the referee)")
+    p.add_argument("--script", required=True, metavar="FILE",
+                   help="the hall unit's scenario (the referee)")
     p.add_argument("--table-script", action="append", default=[], metavar="FILE",
                    help="a table's scenario: once for all tables, or once per table "
                    "(default: tables only end with the hall)")
-    p.add_argument("--out", required=True, help="the hall log to write (JSON Lines)")
+    p.add_argument("--out", required=True, metavar="LOG", help="the hall log to write (JSON Lines)")
     p.add_argument("--transport", choices=("serial", "mqtt"), default="serial",
                    help="serial: a pty per clock (default); mqtt: every clock on the hall "
                    "network through Mosquitto (its own, unless --broker is given)")

@@ -21,15 +21,17 @@ def cmd_hall_display(args):
 
 def register(sub):
     p = sub.add_parser("hall-display",
-                       help="serve a projector page: the round time, the hall countdown or one clock, live")
+                       help="serve a projector page: the round time, the hall countdown "
+                       "or one clock, live")
     p.add_argument("--log", default=None,
                    help="the game log to show (may still be growing, or not exist yet)")
     p.add_argument("--http-port", type=int, default=8080, metavar="P",
                    help="the page's HTTP port (default 8080)")
     renamed(p, "--port", "--http-port", "--port is always a serial port")
-    p.add_argument("--host", default="127.0.0.1",
+    p.add_argument("--host", default="127.0.0.1", metavar="ADDR",
                    help="address to listen on (0.0.0.0: other machines on the LAN too)")
-    p.add_argument("--clock", help="show one clock of the log (default: the whole hall -- "
+    p.add_argument("--clock", metavar="NAME",
+                   help="show one clock of the log (default: the whole hall -- "
                    "the round, or the hall countdown)")
     from .log import broker_options
     broker_options(p, "show the hall from the broker instead of a log (as 'viewer')")

@@ -37,7 +37,7 @@ def register(sub):
 def broker_options(p, what):
     """--broker HOST:PORT --hall NAME --credentials FILE (the hall network)."""
     p.add_argument("--broker", default=None, metavar="HOST:PORT", help=what)
-    p.add_argument("--hall", default=None, help="the hall's name (with --broker)")
+    p.add_argument("--hall", default=None, metavar="NAME", help="the hall's name (with --broker)")
     p.add_argument("--credentials", default=None, metavar="FILE",
                    help="credentials.json from 'hallclock broker-config' (with --broker)")
     p.add_argument("--tls-ca", default=None, metavar="FILE",

@@ -63,11 +63,12 @@ def mode_help(default="scrabble", modes=None):
 
 def device_options(p):
     """The options every virtual clock takes (simulate, device)."""
-    p.add_argument("--script", required=True, help="scenario script (docs/contract.md)")
+    p.add_argument("--script", required=True, metavar="FILE",
+                   help="scenario script (docs/contract.md)")
     p.add_argument("--mode", default="scrabble", help=mode_help())
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a setting of the mode (repeatable)")
-    p.add_argument("--clock", type=_clock, default="virtual-1",
+    p.add_argument("--clock", type=_clock, default="virtual-1", metavar="NAME",
                    help="the virtual clock's identity (1-24 letters, digits, - _ .)")
     p.add_argument("--loop", type=_loop, default=None, metavar="event|jitter:LO-HI",
                    help="device loop: event-driven (default) or jittered periods in ms")
@@ -128,7 +129,7 @@ def check_heap_option(args):
 def register(sub):
     p = sub.add_parser("simulate", help="run a scenario on a virtual clock into a log")
     device_options(p)
-    p.add_argument("--out", required=True, help="the log file to write (JSON Lines)")
+    p.add_argument("--out", required=True, metavar="LOG", help="the log file to write (JSON Lines)")
     interpreter_options(p)
     p.set_defaults(func=cmd_simulate)
 
