@@ -113,17 +113,22 @@ class HourglassView(host_modes.ModeView):
         return [("empty", "alert")] if face.facts["sand_ms"] == 0 and face.move else []
 
 
+def _set_rows(rows):
+    """settings.ROWS and what the module builds from it (MODES, SPEC)."""
+    settings.ROWS = rows
+    settings.MODES = tuple(r[0] for r in rows)
+    settings.SPEC = dict((r[0], r[1]) for r in rows)
+
+
 @contextlib.contextmanager
 def installed():
-    rows = settings.ROWS
-    settings.ROWS = rows + (ROW,)
-    settings._build()
+    rows, names, spec = settings.ROWS, settings.MODES, settings.SPEC
+    _set_rows(rows + (ROW,))
     modes.CORES[NAME] = lambda: HourglassClock
     host_modes.VIEWS[NAME] = HourglassView()
     try:
         yield
     finally:
-        settings.ROWS = rows
-        settings._build()
+        settings.ROWS, settings.MODES, settings.SPEC = rows, names, spec
         del modes.CORES[NAME]
         del host_modes.VIEWS[NAME]

@@ -173,13 +173,10 @@ def _check_backgammon(values):
 
 def validate(mode, values):
     """The mode's cross-checks (its row's check) on parsed values."""
-    _CHECKS[_index(mode)](values)
-
-
-def _index(mode):
-    for i in range(len(MODES)):
-        if MODES[i] == mode:
-            return i
+    for row in ROWS:
+        if row[0] == mode:
+            row[2](values)
+            return
     raise SettingsError("unknown mode %r (modes: %s)" % (mode, ", ".join(MODES)))
 
 
@@ -210,14 +207,6 @@ ROWS = (
 )
 
 
-def _build():
-    """MODES, SPEC and the checks from ROWS (a test that adds a row builds again)."""
-    global MODES, SPEC, _CHECKS
-    MODES = tuple(r[0] for r in ROWS)
-    SPEC = {}
-    for r in ROWS:
-        SPEC[r[0]] = r[1]
-    _CHECKS = tuple(r[2] for r in ROWS)
-
-
-_build()
+# built from the rows (a test that adds a row to ROWS sets these two again)
+MODES = tuple(r[0] for r in ROWS)
+SPEC = dict((r[0], r[1]) for r in ROWS)
