@@ -31,8 +31,7 @@ from . import report
 from .errors import BadInput
 from .logfile import LogWriter, host_time, read_records
 from .model import Clocks, epoch_of
-from .modes import view_for
-from .modes import clock_text
+from .modes import clock_text, view_for
 from .webserve import CSS, HTML, JS, PageHandler, bind, check_log_path
 from .roundreport import REASON_TEXT, REASONS, REFEREE_CLOCK, _restart_rule, referee_log_of
 
