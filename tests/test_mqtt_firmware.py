@@ -49,7 +49,7 @@ class FakeSock:
 
 
 CONNACK_OK = b"\x20\x02\x00\x00"
-SUBACK_OK = b"\x90\x03\x00\x01\x00"
+SUBACK_OK = b"\x90\x04\x00\x01\x00\x00"  # one code per topic: the link subscribes two
 
 
 def publish(topic, payload, qos=0):
@@ -124,9 +124,19 @@ def test_keepalive_pings_then_notices_a_silent_broker():
     assert c.state == mqtt.DEAD and c.why == "the broker went silent"
 
 
-def test_a_packet_too_long_for_the_clock_ends_the_connection():
+def test_a_publish_too_long_for_the_clock_is_skipped_and_the_rest_taken():
+    got = []
+    c = mqtt.Client("t1", None, None, 10, (), lambda t, p: got.append(p))
+    c.start(FakeSock(CONNACK_OK + publish(b"t", b"x" * 600) + publish(b"t", b"after"),
+                     chunk=256), 0)
+    for now in range(8):
+        c.poll(now)
+    assert c.state == mqtt.UP and c.skipped == 1 and got == [b"after"]
+
+
+def test_another_packet_too_long_for_the_clock_ends_the_connection():
     c = mqtt.Client("t1", None, None, 10, ())
-    c.start(FakeSock(CONNACK_OK + publish(b"t", b"x" * 600), chunk=256), 0)
+    c.start(FakeSock(CONNACK_OK + mqtt._packet(0x90, b"\x00\x01" + b"\x00" * 600), chunk=256), 0)
     for now in range(5):
         c.poll(now)
     assert c.state == mqtt.DEAD and "too long" in c.why
