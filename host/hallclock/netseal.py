@@ -63,7 +63,7 @@ class ClockSeal:
     def __init__(self, mac):
         self.mac = mac
         self.seen = {}  # link session -> the highest counter taken
-        self.sid = "-"  # the clock's current link session (the newest message's)
+        self.sid = "none"  # the clock's current link session (the newest message's)
         self.refused = 0  # messages dropped (bad tag or shape, a replay)
 
     def open_up(self, payload):
