@@ -222,3 +222,21 @@ def test_the_referees_signal_is_sealed_with_the_hall_key():
     msg = seal_all({"hall_key": HALL_KEY}, protocol.command(4))
     frame, sid, ctr = seal.open_sealed(HALL_MAC, b"A", msg)
     assert frame == protocol.command(4) and sid == "all" and ctr > 1_700_000_000_000
+
+
+def test_a_host_that_knows_no_link_session_yet_is_answered_with_a_hello():
+    """A logger just started seals for no session; the clock takes nothing
+    of it but asks for its hello, after which the host's frames are taken."""
+    host = ClockSeal(MAC)
+    net = link()
+    for m in host.seal_down(protocol.ack("0000cafe", 4)):
+        net._message(DOWN, m)
+    assert inbox(net) == protocol.who() and net.refused == 1
+    sent = []
+    net.client.publish = lambda topic, payload: sent.append(payload)
+    net.write(protocol.hello("0000cafe", "t1", "scrabble", "1"))
+    assert host.open_up(sent[0]) is not None and host.sid == SID
+    net.inbox[:] = b""
+    for m in host.seal_down(protocol.ack("0000cafe", 4)):
+        net._message(DOWN, m)
+    assert inbox(net) == protocol.ack("0000cafe", 4) and net.refused == 1

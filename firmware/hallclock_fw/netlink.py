@@ -47,8 +47,14 @@ _ALL_PRESSES = (b"C %d 0" % BTN_START, b"C %d 0" % BTN_GONG, b"C %d 0" % BTN_PAU
 
 
 def _link_sid():
-    from os import urandom
-    return "".join("%02x" % b for b in urandom(4))
+    """8 random hex digits: the ESP32's hardware RNG (os.urandom); the
+    webassembly VM, which has no os.urandom, seeds ``random`` itself."""
+    try:
+        from os import urandom
+        return "".join("%02x" % b for b in urandom(4))
+    except ImportError:
+        from random import getrandbits
+        return "%08x" % getrandbits(32)
 
 
 def topic(hall, clock, direction):
