@@ -240,3 +240,21 @@ def test_a_host_that_knows_no_link_session_yet_is_answered_with_a_hello():
     for m in host.seal_down(protocol.ack("0000cafe", 4)):
         net._message(DOWN, m)
     assert inbox(net) == protocol.ack("0000cafe", 4) and net.refused == 1
+
+
+def test_broker_config_writes_each_clock_its_own_key_and_the_hall_key(tmp_path):
+    from hallclock import broker
+    from hallclock_fw.hw import config
+    creds = broker.write_config(str(tmp_path / "b"), "open", ["t1", "t2"], port=1883,
+                                bind="127.0.0.1")
+    cfgs = {}
+    for c in ("t1", "t2"):
+        text = (tmp_path / "b" / "clocks" / (c + ".cfg")).read_text()
+        cfgs[c] = config.parse(text, "x").net
+        assert cfgs[c]["key"] == creds[c]["key"] and cfgs[c]["hall_key"] == creds[c]["hall_key"]
+        seal.key_bytes(cfgs[c]["key"])
+    assert cfgs["t1"]["key"] != cfgs["t2"]["key"]  # one clock's key speaks for it alone
+    assert cfgs["t1"]["hall_key"] == cfgs["t2"]["hall_key"] == creds["referee"]["hall_key"]
+    assert set(creds["referee"]) == {"user", "password", "hall_key"}
+    for host in ("logger", "viewer"):
+        assert set(creds[host]) == {"user", "password"}
