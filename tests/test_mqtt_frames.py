@@ -206,3 +206,21 @@ def test_a_forged_start_on_the_hall_units_topic_is_not_relayed(hall, tmp_path):
         assert refused(logger) == 3
     finally:
         logger.close()
+
+
+def test_a_viewer_with_the_laptops_credentials_shows_no_forged_frame(hall, tmp_path):
+    """The console and the projector on the laptop read as ``viewer`` with the
+    laptop's credentials.json, which holds the clocks' keys: a session forged
+    with t2's password never reaches their records."""
+    view = BrokerLogger(hall.address, HALL, hall.cred_file, None, clocks=["t2"], user="viewer")
+    view.open()
+    try:
+        rogue = client(hall, "t2")
+        send(rogue, up("t2"), [protocol.hello("0badf00d", "t2", "scrabble", "1"),
+                               protocol.event("0badf00d", 1, 0, EV_BOOT, 0, 0, 0, 0, "scrabble:")])
+        rogue.stop()
+        run_logger(view, lambda: refused(view) >= 2 or view.writer.records, 20)
+        view.writer.flush()
+        assert view.writer.records == [] and refused(view) == 2
+    finally:
+        view.close()

@@ -238,9 +238,14 @@ class BrokerLogger(Logger):
 
     def _add(self, clock):
         down = topic(self.hall, clock, "down")
-        sealed = ClockSeal(None if self.viewer else clock_mac(self.creds, clock))
+        # a viewer checks the seal where its credentials hold the clock's key
+        # (the laptop's credentials.json); a viewer-only file holds none: shape only
+        keyed = not self.viewer or "key" in self.creds.get(clock, {})
+        sealed = ClockSeal(clock_mac(self.creds, clock) if keyed else None)
 
         def send(data, t=down):
+            if self.viewer:
+                return  # a viewer sends nothing (the broker would drop it anyway)
             for message in sealed.seal_down(data):
                 self.net.publish(t, message)
         link = HostLink(self.writer, send, clock, restore=self.restore)
