@@ -243,3 +243,29 @@ def test_a_huge_message_on_a_clocks_topic_is_skipped_without_a_reconnect(hall, t
     log = tmp_path / "t1.jsonl"
     hall.wait_logger(hall.start_logger(log, clocks=["t1"]))
     assert clock_records(log, "t1") == reference(tmp_path, "t1", text)
+
+
+def test_a_replayed_referee_signal_is_taken_once(hall, tmp_path):
+    """The referee's genuine GONG, captured on all/down with a clock's password
+    (every clock reads it) and published again twice with the logger's: the
+    clock gongs once."""
+    from hallclock.mqtthost import send_signal
+    text = game(moves=4, start=3000)
+    d, released, passes = _held_device(hall, "t1", text)
+    wait_for(lambda: passes[0] >= 1, 30, "t1's first pass")
+    spy = client(hall, "t2", [ALL])
+    send_signal(hall.address, HALL, hall.cred_file, 4)  # GONG, as `hallclock referee GONG`
+    got = []
+    wait_for(lambda: got.extend(spy.messages()) or got, 10, "the referee's GONG")
+    spy.stop()
+    rogue = client(hall, "logger")
+    send(rogue, ALL, [got[0][1], got[0][1]])
+    rogue.stop()
+    n = passes[0]
+    released.set()
+    wait_for(lambda: passes[0] >= n + 50, 30, "t1 reading its socket")
+    log = tmp_path / "t1.jsonl"
+    hall.wait_logger(hall.start_logger(log, clocks=["t1"]))
+    gongs = [r for r in clock_records(log, "t1") if r.get("event") == "gong"
+             and r.get("kind") == "manual"]
+    assert len(gongs) == 1
