@@ -307,7 +307,7 @@ DEVICE_ONLY = {  # modules the board runs that the virtual device does not
     "hallclock_fw.names",  # the clock-name grammar: hw/config at boot
     # the hall network's link: the virtual device runs them with --broker
     # (tests/test_mqtt_*.py), not on the serial line this test uses
-    "hallclock_fw.mqtt", "hallclock_fw.netlink",
+    "hallclock_fw.mqtt", "hallclock_fw.netlink", "hallclock_fw.seal",
 }
 
 

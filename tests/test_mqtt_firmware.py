@@ -10,11 +10,13 @@ import socket
 
 import pytest
 
-from hallclock_fw import mqtt, protocol
+from hallclock_fw import mqtt, protocol, seal
 from hallclock_fw.hw import config
 from hallclock_fw.netlink import BACKOFF_MAX_MS, BACKOFF_MIN_MS, NetLink
 
 FIRMWARE = pathlib.Path(__file__).resolve().parent.parent / "firmware"
+KEY = "00112233445566778899aabbccddeeff"
+HALL_KEY = "ffeeddccbbaa99887766554433221100"
 
 
 class FakeSock:
@@ -47,7 +49,7 @@ class FakeSock:
 
 
 CONNACK_OK = b"\x20\x02\x00\x00"
-SUBACK_OK = b"\x90\x03\x00\x01\x00"
+SUBACK_OK = b"\x90\x04\x00\x01\x00\x00"  # one code per topic: the link subscribes two
 
 
 def publish(topic, payload, qos=0):
@@ -122,9 +124,19 @@ def test_keepalive_pings_then_notices_a_silent_broker():
     assert c.state == mqtt.DEAD and c.why == "the broker went silent"
 
 
-def test_a_packet_too_long_for_the_clock_ends_the_connection():
+def test_a_publish_too_long_for_the_clock_is_skipped_and_the_rest_taken():
+    got = []
+    c = mqtt.Client("t1", None, None, 10, (), lambda t, p: got.append(p))
+    c.start(FakeSock(CONNACK_OK + publish(b"t", b"x" * 600) + publish(b"t", b"after"),
+                     chunk=256), 0)
+    for now in range(8):
+        c.poll(now)
+    assert c.state == mqtt.UP and c.skipped == 1 and got == [b"after"]
+
+
+def test_another_packet_too_long_for_the_clock_ends_the_connection():
     c = mqtt.Client("t1", None, None, 10, ())
-    c.start(FakeSock(CONNACK_OK + publish(b"t", b"x" * 600), chunk=256), 0)
+    c.start(FakeSock(CONNACK_OK + mqtt._packet(0x90, b"\x00\x01" + b"\x00" * 600), chunk=256), 0)
     for now in range(5):
         c.poll(now)
     assert c.state == mqtt.DEAD and "too long" in c.why
@@ -189,7 +201,8 @@ class Opener:
 def test_netlink_backs_off_then_connects_and_says_hello():
     op = Opener()
     t = [0]
-    link = NetLink("h", "t1", "t1", "pw", op, lambda: t[0])
+    link = NetLink("h", "t1", "t1", "pw", op, lambda: t[0], key=KEY, hall_key=HALL_KEY,
+                   sid="0a0b0c0d")
     gaps = []
     for now in range(0, 60000, 10):
         t[0] = now
@@ -206,22 +219,25 @@ def test_netlink_backs_off_then_connects_and_says_hello():
     buf = bytearray(64)
     n = link.readinto(buf)
     assert bytes(buf[:n]) == protocol.who()
-    # one frame, one message, on the clock's own topic
+    # one frame, one message, on the clock's own topic, sealed (link session, counter 1)
     link.write(protocol.hello("0000cafe", "t1", "scrabble", "1"))
     link.service(70010)
-    assert publish(b"hallclock/h/t1/up", protocol.hello("0000cafe", "t1", "scrabble", "1")) \
-        in op.socks[-1].sent
+    mac = seal.Mac(seal.key_bytes(KEY))
+    assert publish(b"hallclock/h/t1/up", seal.seal(mac, b"U", protocol.hello(
+        "0000cafe", "t1", "scrabble", "1"), "0a0b0c0d", 1)) in op.socks[-1].sent
 
 
 def test_cfg_with_the_hall_network():
     text = ("clock = t1\nwifi_ssid = HALL\nwifi_password = pw\nbroker = 10.0.0.2:1883\n"
-            "hall = open\nuser = t1\npassword = secret\n")
+            "hall = open\nuser = t1\npassword = secret\nkey = %s\nhall_key = %s\n" % (KEY, HALL_KEY))
     cfg = config.parse(text, "x")
     assert cfg.error is None and cfg.net["broker"] == "10.0.0.2:1883"
     assert config.parse("clock = t1\n", "x").net is None
     bad = config.parse(text.replace("hall = open\n", ""), "x")
     assert "needs hall" in bad.error and bad.net is None
     assert "HOST:PORT" in config.parse(text.replace("10.0.0.2:1883", "nohost"), "x").error
+    assert "needs key" in config.parse(text.replace("key = " + KEY + "\n", ""), "x").error
+    assert "hex digits" in config.parse(text.replace(KEY, "not-a-key"), "x").error
 
 
 class FakeWLAN:
@@ -279,7 +295,8 @@ def test_wifi_link_joins_connects_and_drops_with_the_wifi(wifi_module):
     t = [0]
     link = wifi_module.link({"wifi_ssid": "HALL", "wifi_password": "pw",
                              "broker": "127.0.0.1:%d" % srv.getsockname()[1], "hall": "h",
-                             "user": "t1", "password": "secret"}, "t1", lambda: t[0])
+                             "user": "t1", "password": "secret", "key": KEY,
+                             "hall_key": HALL_KEY}, "t1", lambda: t[0])
     wlan = link.wifi.wlan
     for now in range(0, 20000, 50):
         t[0] = now

@@ -103,7 +103,8 @@ def test_three_clocks_and_a_hot_standby_logger(hall, tmp_path):
 def test_device_without_broker_is_told_why(tmp_path, script):
     port = broker.free_port()
     creds = tmp_path / "c.json"
-    creds.write_text(json.dumps({"t1": {"user": "t1", "password": "x"}}))
+    creds.write_text(json.dumps({"t1": {"user": "t1", "password": "x", "key": "ab" * 16,
+                                        "hall_key": "cd" * 16}}))
     r = subprocess.run(HALLCLOCK + ["device", "--broker", f"127.0.0.1:{port}", "--hall", "h",
                                     "--clock", "t1", "--credentials", str(creds), "--script",
                                     script("0 end\n"), "--silence-s", "0.5"],

@@ -14,8 +14,18 @@ record is fsync'd) and resends, so MQTT's QoS 1 would only add a second,
 weaker ack (broker-reached, not stored) and an in-flight store.
 
 Packets handled: CONNECT/CONNACK, SUBSCRIBE/SUBACK, PUBLISH (QoS 0 out;
-QoS 0 or 1 in, a QoS 1 one is acknowledged with PUBACK), PINGREQ/PINGRESP,
-DISCONNECT.
+QoS 0, 1 or 2 in: a QoS 1 one is acknowledged with PUBACK, a QoS 2 one with
+PUBREC and its PUBREL with PUBCOMP), PINGREQ/PINGRESP, DISCONNECT.
+
+Any byte from the broker is survived (docs/network.md "Any byte from the
+broker"): a PUBLISH longer than the clock's packet buffer is skipped byte by
+byte as it arrives (counted in ``skipped``, the connection kept); anything
+else that breaks MQTT 3.1.1 -- a packet type a server never sends, wrong
+fixed-header flags, a CONNACK or SUBACK that is not the one expected, a
+PUBLISH whose topic or packet id runs past its end, QoS 3, a remaining
+length of more than 4 bytes, a packet before CONNACK -- ends the connection
+(``DEAD``, with ``why``), and the link reconnects.  Nothing raises out of
+``poll``.
 """
 import errno
 
@@ -115,6 +125,9 @@ class Client:
         self.out_n = 0
         self.rx = bytearray(_RX_MAX)
         self.rxn = 0
+        self.skip = 0  # bytes of an oversized PUBLISH still to discard
+        self.skipped = 0  # oversized PUBLISH packets discarded
+        self.connacked = False
         self.started = 0
         self.last_in = 0  # ticks of the last byte from the broker
         self.last_out = 0  # ticks of the last packet to the broker
@@ -135,6 +148,8 @@ class Client:
         self.state = CONNECTING
         self.why = None
         self.rxn = 0
+        self.skip = 0
+        self.connacked = False
         self.started = now
         self.last_in = now
         self.last_out = now
@@ -243,14 +258,24 @@ class Client:
                 return
             self.last_in = now
             self.pinged = False
-            for b in data:
-                if self.rxn >= _RX_MAX:
-                    self._fail("a packet too long for the clock")
+            i = 0
+            n = len(data)
+            while i < n:
+                if self.skip:  # the rest of an oversized PUBLISH
+                    k = n - i if n - i < self.skip else self.skip
+                    self.skip -= k
+                    i += k
+                    continue
+                k = _RX_MAX - self.rxn
+                if k > n - i:
+                    k = n - i
+                self.rx[self.rxn:self.rxn + k] = data[i:i + k]
+                self.rxn += k
+                i += k
+                self._packets()
+                if self.sock is None:
                     return
-                self.rx[self.rxn] = b
-                self.rxn += 1
-            self._packets()
-            if self.sock is None or len(data) < _RECV:
+            if len(data) < _RECV:
                 return
 
     def _packets(self):
@@ -273,11 +298,19 @@ class Client:
                     return
             end = i + n
             if end > _RX_MAX:
-                self._fail("a packet too long for the clock")
+                if rx[0] >> 4 != 3 or not self.connacked:
+                    self._fail("a packet too long for the clock")
+                    return
+                self.skipped += 1  # a message no frame could fill: skipped, not stored
+                self.skip = end - self.rxn
+                self.rxn = 0
                 return
             if end > self.rxn:
                 return  # wait for the rest
-            self._packet(rx[0], bytes(rx[i:end]))
+            try:
+                self._packet(rx[0], bytes(rx[i:end]))
+            except (IndexError, ValueError):  # a packet shorter than its own fields
+                self._fail("a malformed packet")
             if self.sock is None:
                 return
             rest = self.rxn - end
@@ -285,33 +318,63 @@ class Client:
             self.rxn = rest
 
     def _packet(self, first, body):
+        """One whole packet (MQTT 3.1.1 section 3: what a server may send us)."""
         kind = first >> 4
+        n = len(body)
         if kind == 3:  # PUBLISH
-            tlen = (body[0] << 8) | body[1]
-            topic = body[2:2 + tlen]
-            at = 2 + tlen
             qos = (first >> 1) & 3
+            if not self.connacked or qos == 3 or n < 2:
+                self._fail("a malformed PUBLISH")
+                return
+            tlen = (body[0] << 8) | body[1]
+            at = 2 + tlen
+            topic = body[2:at]
             if qos:
                 pid = body[at:at + 2]
                 at += 2
-                self._queue(b"\x40\x02" + pid)  # PUBACK
+                if at > n or pid == b"\x00\x00":
+                    self._fail("a malformed PUBLISH")
+                    return
+                # QoS 1: PUBACK; QoS 2: PUBREC (its PUBREL gets PUBCOMP below)
+                self._queue((b"\x40\x02" if qos == 1 else b"\x50\x02") + pid)
+            elif at > n:
+                self._fail("a malformed PUBLISH")
+                return
             self.received += 1
             if self.on_message is not None:
                 self.on_message(topic, body[at:])
-        elif kind == 2:  # CONNACK
-            code = body[1] if len(body) > 1 else 255
+        elif kind == 2:  # CONNACK: once, first, 2 bytes, no session (we ask a clean one)
+            if first != 0x20 or n != 2 or self.connacked or self.state != CONNECTING \
+                    or body[0] != 0 and body[1] == 0:
+                self._fail("a malformed CONNACK")
+                return
+            code = body[1]
             if code != 0:
                 self._fail("refused: " + (REFUSED[code] if code < len(REFUSED) else str(code)))
                 return
+            self.connacked = True
             if self.topics:
                 self._queue(subscribe_packet(1, self.topics))
                 self._flush()
             else:
                 self.state = UP
-        elif kind == 9:  # SUBACK
+        elif kind == 9:  # SUBACK: to our one SUBSCRIBE (id 1), a code per topic
+            if first != 0x90 or not self.connacked or self.state != CONNECTING \
+                    or n != 2 + len(self.topics) or body[0] != 0 or body[1] != 1:
+                self._fail("a malformed SUBACK")
+                return
             for code in body[2:]:
                 if code & 0x80:
                     self._fail("subscription refused")
                     return
             self.state = UP
-        # PINGRESP (13), PUBACK (4) and the rest carry nothing we need
+        elif kind == 6:  # PUBREL (of a QoS 2 message): PUBCOMP
+            if first != 0x62 or n != 2 or not self.connacked:
+                self._fail("a malformed PUBREL")
+                return
+            self._queue(b"\x70\x02" + body)
+        elif kind == 13:  # PINGRESP
+            if first != 0xD0 or n:
+                self._fail("a malformed PINGRESP")
+        else:  # CONNECT, SUBSCRIBE, PINGREQ ... or PUBACK/PUBREC/PUBCOMP to our QoS 0
+            self._fail("a packet a broker does not send us (type %d)" % kind)

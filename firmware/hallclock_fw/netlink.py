@@ -17,19 +17,44 @@ sends it again); reconnects back off from BACKOFF_MIN_MS to BACKOFF_MAX_MS.
 Once connected again the link hands the DeviceLink a ``W`` frame, so it says
 hello and resends at once instead of waiting for its resend timer.
 
+Every message is sealed (hallclock_fw/seal.py, docs/protocol.md "Sealed
+frames on the network"): what the DeviceLink writes leaves under the clock's
+key; what comes in reaches the inbox only with a sound tag, a fresh counter
+and the right to send it (least authority, docs/network.md "Frames and
+rights"): from the clock's own ``down`` any host frame but ``M`` (maintenance
+is the serial console's only), from ``all/down`` only the referee's START,
+GONG and PAUSE presses and the round's ``N``.  Everything else is counted in
+``refused`` and dropped.
+
 Pure: ``opener(now)`` is handed in and returns a non-blocking socket that is
 connecting to the broker (or None while Wi-Fi is not up): ``hw/wifi.py`` on
 the board, plain CPython or MicroPython-unix sockets on the host.
 """
 from micropython import const
 
-from . import mqtt, protocol
+from . import mqtt, protocol, seal
 from .core.timing import ticks_add, ticks_diff
+from .events import BTN_GONG, BTN_PAUSE, BTN_START
 
 BACKOFF_MIN_MS = const(250)
 BACKOFF_MAX_MS = const(8000)
 _INBOX_MAX = const(1024)  # bytes from the host not yet read by the DeviceLink
 KEEPALIVE_S = const(15)
+ALL_WINDOW_MS = 60000  # an all/down frame older than this before the newest D frame is refused
+_NUDGE_MS = const(1000)  # a stale host frame asks for a hello at most this often
+# what all/down may carry: the referee's presses (C <button> 0) and the round (N)
+_ALL_PRESSES = (b"C %d 0" % BTN_START, b"C %d 0" % BTN_GONG, b"C %d 0" % BTN_PAUSE)
+
+
+def _link_sid():
+    """8 random hex digits: the ESP32's hardware RNG (os.urandom); the
+    webassembly VM, which has no os.urandom, seeds ``random`` itself."""
+    try:
+        from os import urandom
+        return "".join("%02x" % b for b in urandom(4))
+    except ImportError:
+        from random import getrandbits
+        return "%08x" % getrandbits(32)
 
 
 def topic(hall, clock, direction):
@@ -37,15 +62,30 @@ def topic(hall, clock, direction):
 
 
 class NetLink:
-    def __init__(self, hall, clock, user, password, opener, ticks, keepalive_s=KEEPALIVE_S):
+    def __init__(self, hall, clock, user, password, opener, ticks, keepalive_s=KEEPALIVE_S,
+                 key=None, hall_key=None, sid=None):
+        if key is None or hall_key is None:
+            raise ValueError("the hall network needs the clock's key and the hall's key "
+                             "(key, hall_key: broker-config writes them)")
         self.up_topic = topic(hall, clock, "up").encode()
+        self.down_topic = topic(hall, clock, "down").encode()
         self.opener = opener
         self.ticks = ticks
+        self.mac = seal.Mac(seal.key_bytes(key))  # made once: our topics, both ways
+        self.hall_mac = seal.Mac(seal.key_bytes(hall_key))  # all/down
+        self.sid = sid or _link_sid()  # this boot's link session
+        self.sent = 0  # the counter of our last message (U)
+        self.down_ctr = 0  # the host's counter last taken (D)
+        self.all_ctr = 0  # the referee's counter last taken (A)
+        self.refused = 0  # messages dropped: bad tag, stale, or not the sender's right
+        self.nudged = ticks_add(ticks(), -_NUDGE_MS)
         # the last will: the broker tells every host on our up topic that the
-        # link is lost when the connection dies without a goodbye (Wi-Fi gone)
+        # link is lost when the connection dies without a goodbye (Wi-Fi gone);
+        # sealed with counter 0 (it is fixed at connect time)
+        will = seal.seal(self.mac, b"U", protocol.lost(), self.sid, 0)
         self.client = mqtt.Client(clock, user, password, keepalive_s,
                                   (topic(hall, clock, "down"), topic(hall, "all", "down")),
-                                  self._message, will=(self.up_topic, protocol.lost()))
+                                  self._message, will=(self.up_topic, will))
         self.inbox = bytearray()
         self.backoff = BACKOFF_MIN_MS
         self.retry_at = ticks()
@@ -82,7 +122,9 @@ class NetLink:
         while start < len(data):
             nl = data.find(b"\n", start)
             end = len(data) if nl < 0 else nl + 1
-            self.client.publish(self.up_topic, data[start:end])
+            self.sent += 1
+            self.client.publish(self.up_topic,
+                                seal.seal(self.mac, b"U", data[start:end], self.sid, self.sent))
             start = end
         return len(data)
 
@@ -90,7 +132,51 @@ class NetLink:
         return self.client.state == mqtt.UP
 
     # -- the network ---------------------------------------------------------
-    def _message(self, _topic, payload):
+    def _message(self, topic_name, payload):
+        """A message from the broker: into the inbox only if sealed by its
+        sender, fresh, and within that sender's rights."""
+        if topic_name == self.down_topic:
+            got = seal.open_sealed(self.mac, b"D", payload)
+            if got is None:
+                self.refused += 1
+                return
+            frame, sid, ctr = got
+            if sid != self.sid or ctr <= self.down_ctr:
+                # the host's, but for an earlier boot or already taken (a replay,
+                # or a host that does not know our session yet): it hears a hello
+                self.refused += 1
+                self._nudge()
+                return
+            if frame.startswith(b"M"):  # maintenance: the serial console's only
+                self.refused += 1
+                return
+            self.down_ctr = ctr
+        else:
+            got = seal.open_sealed(self.hall_mac, b"A", payload)
+            if got is None or got[1] != "all":
+                self.refused += 1
+                return
+            frame, _sid, ctr = got
+            floor = self.down_ctr - ALL_WINDOW_MS
+            if ctr <= self.all_ctr or ctr <= floor or not self._referee_may(frame):
+                self.refused += 1
+                return
+            self.all_ctr = ctr
+        self._take(frame)
+
+    @staticmethod
+    def _referee_may(frame):
+        star = frame.find(b"*")
+        body = frame[:star] if star > 0 else frame
+        return body in _ALL_PRESSES or body.startswith(b"N ")
+
+    def _nudge(self):
+        now = self.ticks()
+        if ticks_diff(now, self.nudged) >= _NUDGE_MS:
+            self.nudged = now
+            self._take(protocol.who())
+
+    def _take(self, payload):
         if len(self.inbox) + len(payload) + 1 > _INBOX_MAX:
             self.dropped_in += 1  # the host repeats what matters
             return
@@ -121,7 +207,7 @@ class NetLink:
                 self.was_up = True
                 self.connects += 1
                 self.backoff = BACKOFF_MIN_MS
-                self._message(None, protocol.who())  # hello and resend now
+                self._take(protocol.who())  # hello and resend now
         elif c.state == mqtt.DEAD:
             self._lost(c.why, now)
 

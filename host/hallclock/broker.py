@@ -98,7 +98,23 @@ def conf_text(folder, port, bind=None, tls=None):
     return "\n".join(lines) + "\n"
 
 
+def add_frame_keys(creds, clocks):
+    """The keys that seal the frames on the network (docs/protocol.md "Sealed
+    frames on the network"): each clock's own ``key`` (its up and down topics,
+    known to that clock and the laptop's logger), and the hall's ``hall_key``
+    (the referee's signals on all/down: every clock and the referee).  The
+    logger and the viewer entries get none (the logger reads the clocks' keys
+    from their entries; a viewer, which cannot publish, holds no key)."""
+    hall_key = secrets.token_hex(16)
+    for c in clocks:
+        creds[c]["key"] = secrets.token_hex(16)
+        creds[c]["hall_key"] = hall_key
+    creds["referee"]["hall_key"] = hall_key
+    return creds
+
+
 def clock_cfg(clock, hall, broker_host, port, creds, mode="scrabble"):
+    keys = [f"key = {creds['key']}", f"hall_key = {creds['hall_key']}"] if "key" in creds else []
     return "\n".join([
         "# hallclock.cfg for " + clock + " (copy onto the board: make deploy CONFIG=this file)",
         f"clock = {clock}",
@@ -108,8 +124,7 @@ def clock_cfg(clock, hall, broker_host, port, creds, mode="scrabble"):
         f"broker = {broker_host}:{port}     # the laptop running 'hallclock broker'",
         f"hall = {hall}",
         f"user = {creds['user']}",
-        f"password = {creds['password']}",
-        ""])
+        f"password = {creds['password']}"] + keys + [""])
 
 
 def _mosquitto_user():
@@ -147,6 +162,7 @@ def write_config(out, hall, clocks, port=1883, bind=None, broker_host=None, tls=
     creds = {}
     for name in list(clocks) + list(HOSTS):
         creds[name] = {"user": name, "password": secrets.token_urlsafe(18)}
+    add_frame_keys(creds, clocks)
 
     def write(name, text, mode=0o600):
         path = os.path.join(out, name)

@@ -140,6 +140,7 @@ def configure_broker(address, hall, credentials, mode, settings_text, clocks=Non
 
     from .broker import clocks_of, load_credentials
     from .mqtthost import BrokerClient, _clock_of
+    from .netseal import ClockSeal, clock_mac
     creds = load_credentials(credentials, "logger")
     names = sorted(clocks) if clocks else clocks_of(creds)
     net = BrokerClient(address, creds["logger"], [topic(hall, "+", "up")], tls=tls)
@@ -149,7 +150,9 @@ def configure_broker(address, hall, credentials, mode, settings_text, clocks=Non
     for name in names:
         peer = Peer(topic(hall, name, "up"))
         peer.clock = name  # the topic names it; its hello says the same
-        peer.send = (lambda data, t=topic(hall, name, "down"): net.publish(t, data))
+        peer.seal = ClockSeal(clock_mac(creds, name))
+        peer.send = (lambda data, t=topic(hall, name, "down"), s=peer.seal:
+                     [net.publish(t, m) for m in s.seal_down(data)])
         peers.append(peer)
         by_name[name] = peer
 
@@ -159,7 +162,9 @@ def configure_broker(address, hall, credentials, mode, settings_text, clocks=Non
         for name, payload in net.messages():
             peer = by_name.get(_clock_of(hall, name))
             if peer is not None:
-                got.append((peer, payload if payload.endswith(b"\n") else payload + b"\n"))
+                frame = peer.seal.open_up(payload)  # None: not the clock's, or a replay
+                if frame is not None:
+                    got.append((peer, frame))
         return got
 
     try:

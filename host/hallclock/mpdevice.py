@@ -175,7 +175,8 @@ MACHINE_STANDIN = (
 
 
 # imported only by a clock whose hallclock.cfg puts it on the hall network
-NETWORK_MODULES = ("hallclock_fw.hw.wifi", "hallclock_fw.netlink", "hallclock_fw.mqtt")
+NETWORK_MODULES = ("hallclock_fw.hw.wifi", "hallclock_fw.netlink", "hallclock_fw.mqtt",
+                   "hallclock_fw.seal")
 
 
 def import_heap(serial_only=False):

@@ -27,6 +27,7 @@ from .errors import BadInput, LinkError
 from .hostlink import HostLink, Session
 from .logfile import LogWriter
 from .logger import LINGER_MAX_S, LINGER_S, TIMERS_S, Logger
+from .netseal import ClockSeal, clock_mac, require_keys, seal_all
 
 CONNECT_WAIT_S = 10.0
 KEEPALIVE_S = 15
@@ -213,6 +214,7 @@ class BrokerLogger(Logger):
     def __init__(self, address, hall, credentials, out, clocks=None, restore=False,
                  tls=None, user="logger"):
         creds = load_credentials(credentials, user)
+        self.creds = creds
         self.viewer = out is None
         if self.viewer:
             self.writer = MemoryWriter(f"broker {address[0]}:{address[1]} hall {hall}")
@@ -227,6 +229,7 @@ class BrokerLogger(Logger):
         self.net = BrokerClient(address, creds[user], [topic(hall, "+", "up")], tls=tls)
         self.ports = []
         self.links = []
+        self.seals = []  # per clock: its sealed frames (hallclock.netseal)
         self.index = {}
         for c in self.expect:
             self._add(c)
@@ -235,9 +238,18 @@ class BrokerLogger(Logger):
 
     def _add(self, clock):
         down = topic(self.hall, clock, "down")
-        send = (lambda data: None) if self.viewer else (
-            lambda data, t=down: self.net.publish(t, data))
+        # a viewer checks the seal where its credentials hold the clock's key
+        # (the laptop's credentials.json); a viewer-only file holds none: shape only
+        keyed = not self.viewer or "key" in self.creds.get(clock, {})
+        sealed = ClockSeal(clock_mac(self.creds, clock) if keyed else None)
+
+        def send(data, t=down):
+            if self.viewer:
+                return  # a viewer sends nothing (the broker would drop it anyway)
+            for message in sealed.seal_down(data):
+                self.net.publish(t, message)
         link = HostLink(self.writer, send, clock, restore=self.restore)
+        self.seals.append(sealed)
         self.index[clock] = len(self.links)
         port = ClockTopic(self.hall, clock)
         port.write = link.send  # what the hall relay sends a table
@@ -257,7 +269,13 @@ class BrokerLogger(Logger):
                 continue
             i = self.index.get(clock)
             if i is None:
+                if not self.viewer and clock not in self.creds:
+                    self.foreign += 1  # no key for it: nothing it says can be checked
+                    continue
                 i = self._add(clock)
+            payload = self.seals[i].open_up(payload)
+            if payload is None:  # not sealed by the clock, or a replay: counted, dropped
+                continue
             if claims_other_clock(clock, payload):
                 self.foreign += 1
                 continue
@@ -282,6 +300,10 @@ class BrokerLogger(Logger):
             link.poll()
         return bool(fed)
 
+    def refused(self):
+        """Messages dropped unopened: not sealed by their clock, or replays."""
+        return sum(s.refused for s in self.seals)
+
     def all_ended(self):
         return all(self.links[self.index[c]].ended() for c in self.expect)
 
@@ -295,7 +317,7 @@ class BrokerLogger(Logger):
                 quiet = time.monotonic() + LINGER_S
 
     def stats(self):
-        bad = sum(link.bad for link in self.links) + self.foreign
+        bad = sum(link.bad for link in self.links) + self.foreign + self.refused()
         dups = sum(link.dups for link in self.links)
         lost = sum(link.power_losses for link in self.links)
         rec = max(0, self.net.connects - 1)
@@ -361,7 +383,8 @@ def send_signal(address, hall, credentials, button, long=False, tls=None, user="
     creds = load_credentials(credentials, user)
     net = BrokerClient(address, creds[user], tls=tls).start()
     try:
-        info = net.client.publish(topic(hall, "all", "down"), protocol.command(button, long))
+        info = net.client.publish(topic(hall, "all", "down"),
+                                  seal_all(creds[user], protocol.command(button, long), user))
         info.wait_for_publish(timeout=5)
     finally:
         net.stop()
@@ -372,6 +395,7 @@ def send_signal(address, hall, credentials, button, long=False, tls=None, user="
 def device_link(address, hall, clock, creds, tls=None):
     """The firmware's own NetLink for a virtual clock, on a CPython socket."""
     from .vdev import netpump
+    require_keys(creds, clock)
     if tls is None:
         return netpump.make_link(address[0], address[1], hall, clock, creds)
     ctx = ssl.create_default_context(cafile=tls)
@@ -381,7 +405,8 @@ def device_link(address, hall, clock, creds, tls=None):
         return _TlsSocket(ctx, sock, address[0])
     from hallclock_fw.netlink import NetLink
     return NetLink(hall, clock, creds["user"], creds["password"],
-                   netpump.opener(address[0], address[1], wrap), netpump.ticks_ms)
+                   netpump.opener(address[0], address[1], wrap), netpump.ticks_ms,
+                   key=creds.get("key"), hall_key=creds.get("hall_key"))
 
 
 class _TlsSocket:
@@ -492,14 +517,16 @@ def unix_device(address, hall, clock, creds, mode, values, actions, sid, silence
     import tempfile
 
     from . import mpunix
+    require_keys(creds, clock)
     plain = [a.as_tuple() if hasattr(a, "as_tuple") else tuple(a) for a in actions]
     fd, scenario = tempfile.mkstemp(prefix="hallclock-net-", suffix=".json")
     with os.fdopen(fd, "w") as f:
         json.dump({"mode": mode, "settings": dict(values), "actions": plain}, f)
     code = ("from hallclock.vdev.netpump import main\n"
-            "main(%r, %r, %d, %r, %r, %r, %r, %r, %d)\n" % (
+            "main(%r, %r, %d, %r, %r, %r, %r, %r, %d, %r, %r)\n" % (
                 scenario, address[0], address[1], hall, clock, creds["user"],
-                creds["password"], sid, int(silence_s * 1000)))
+                creds["password"], sid, int(silence_s * 1000), creds.get("key"),
+                creds.get("hall_key")))
     env = dict(os.environ)
     env["MICROPYPATH"] = str(mpunix.device_tree())
     heap = mpunix.vm_heap_bytes(heap_kib) + NET_HEAP_EXTRA_KIB * 1024

@@ -401,10 +401,12 @@ class BrokerSignals:
 
         from .broker import load_credentials
         from .mqtthost import BrokerClient
+        from .netseal import seal_all
         creds = load_credentials(self.credentials, "referee")
+        message = seal_all(creds["referee"], frame)
         net = BrokerClient(self.address, creds["referee"], tls=self.tls).start()
         try:
-            net.client.publish(topic(self.hall, "all", "down"), frame).wait_for_publish(timeout=5)
+            net.client.publish(topic(self.hall, "all", "down"), message).wait_for_publish(timeout=5)
         finally:
             net.stop()
 

@@ -13,6 +13,8 @@
     hall = open-2026
     user = table-07
     password = ...
+    key = ...               # this clock's frame key (hex; docs/protocol.md "Sealed frames")
+    hall_key = ...          # the referee's signals on all/down (hex)
 
 A missing file means the defaults.  A bad line does not stop the clock: the
 defaults are used and ``error`` says what was wrong, with its line number (the
@@ -24,7 +26,8 @@ from ..names import MAX_NAME, name_error  # noqa: F401 (MAX_NAME: for callers)
 DEFAULT_MODE = "scrabble"
 DEFAULT_BRIGHTNESS = 7
 # the hall network's keys: all of them, or none (then the USB serial link)
-NET_KEYS = ("wifi_ssid", "wifi_password", "broker", "hall", "user", "password")
+NET_KEYS = ("wifi_ssid", "wifi_password", "broker", "hall", "user", "password", "key",
+            "hall_key")
 
 
 class Config:
@@ -91,6 +94,10 @@ def parse(text, default_clock, name="hallclock.cfg"):
         if not host or not port.isdigit():
             return _fail(cfg, default_clock, "%s: broker %r is not HOST:PORT" % (
                 name, net["broker"]))
+        for k in ("key", "hall_key"):  # hex, as broker-config writes them
+            v = net[k]
+            if len(v) < 32 or len(v) % 2 or v.strip("0123456789abcdefABCDEF"):
+                return _fail(cfg, default_clock, "%s: %s is not 32 or more hex digits" % (name, k))
         cfg.net = net
     try:
         cfg.settings = settings_mod.parse(cfg.mode, [p for _n, p in pairs])

@@ -70,8 +70,9 @@ class Wifi:
 class WifiLink(NetLink):
     """The NetLink with the ESP32 loop's ``wait``: sleep on the broker socket."""
 
-    def __init__(self, wifi, host, port, hall, clock, user, password, ticks):
-        NetLink.__init__(self, hall, clock, user, password, wifi.opener(host, port), ticks)
+    def __init__(self, wifi, host, port, hall, clock, user, password, ticks, key, hall_key):
+        NetLink.__init__(self, hall, clock, user, password, wifi.opener(host, port), ticks,
+                         key=key, hall_key=hall_key)
         self.wifi = wifi
         self.poller = select.poll()
         # ipoll: allocation-free on MicroPython (CPython, in the tests, has only poll)
@@ -120,4 +121,4 @@ def link(net, clock, ticks_ms):
     host, _, port = net["broker"].rpartition(":")
     wifi = Wifi(net["wifi_ssid"], net["wifi_password"], ticks_ms())
     return WifiLink(wifi, host, int(port), net["hall"], clock, net["user"], net["password"],
-                    ticks_ms)
+                    ticks_ms, net["key"], net["hall_key"])

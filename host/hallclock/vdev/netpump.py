@@ -53,7 +53,8 @@ def opener(host, port, wrap=None):
 
 
 def make_link(host, port, hall, clock, creds):
-    return NetLink(hall, clock, creds["user"], creds["password"], opener(host, port), ticks_ms)
+    return NetLink(hall, clock, creds["user"], creds["password"], opener(host, port), ticks_ms,
+                   key=creds.get("key"), hall_key=creds.get("hall_key"))
 
 
 def _wait(net, ms):
@@ -210,7 +211,8 @@ def paced_pump(runner, net, t0, speed, stop=None, silence_ms=SILENCE_MS):
             status = runner.step()
 
 
-def main(scenario, host, port, hall, clock, user, password, sid, silence_ms=SILENCE_MS):
+def main(scenario, host, port, hall, clock, user, password, sid, silence_ms=SILENCE_MS,
+         link_key=None, hall_key=None):
     """The device on the network inside the MicroPython unix port (its own
     process): the scenario from a JSON file, the firmware's NetLink on the
     unix port's own sockets.  Exit 0 once the host has every event, 3 after
@@ -227,7 +229,8 @@ def main(scenario, host, port, hall, clock, user, password, sid, silence_ms=SILE
     actions = [(a[0], a[1], tuple(a[2]) if isinstance(a[2], list) else a[2])
                for a in spec["actions"]]
     runner = Runner(spec["mode"], settings, actions, clock=clock, sid=sid)
-    net = NetLink(hall, clock, user, password, opener(host, port), ticks_ms)
+    net = NetLink(hall, clock, user, password, opener(host, port), ticks_ms, key=link_key,
+                  hall_key=hall_key)
     ok = pump(runner, net, silence_ms=silence_ms, connect_ms=silence_ms)
     net.close()
     if not ok:
