@@ -121,3 +121,46 @@ def test_snapshot_then_restore_is_the_same_game():
     b.run_to(2500000)  # the game goes on: the end gong at START + 40 min as before
     ends = [e[0] for e in b.rec.of("gong") if e[2]["kind"] == 2]
     assert ends == [40 * MIN - 90000]
+
+
+def test_the_restored_round_wins_over_a_start_since_the_reboot():
+    # 4.1, 6.1, 16.3: START pressed on the rebooted clock before the restore
+    # came; the hall's round (past its end, play-out (a)) comes back, and the
+    # START's round gives way: no second end gong a round's time later
+    s = _sim()
+    s.press(0, BTN_START)
+    assert s.core.fresh()  # START starts no move
+    assert s.core.restore(_snap(13, 0, 50000, number=2, elapsed=41 * MIN, step=0, last=14),
+                          s.t(500))
+    assert s.rec.names() == ["gong", "resume", "round", "playout"]
+    assert s.rec.of("round")[0][2] == {"round": 2, "elapsed_ms": 41 * MIN}
+    assert s.core.round.step == 0 and s.core.round.round_last == 14
+    s.run_to(45 * MIN)
+    assert [e[2]["kind"] for e in s.rec.of("gong")] == [0]  # only the START's own gong
+    s.press(45 * MIN, BTN_A)  # move 14 finishes the round (a)
+    s.press(45 * MIN + 1000, BTN_B)  # move 15: (b) one more move
+    assert [e[2]["step"] for e in s.rec.of("playout")] == [0, 1]
+
+
+def test_the_restored_round_places_the_gongs_after_a_start_or_join():
+    # the round's START 25 min back: the ten-minute gong at + 30, the end at + 40
+    for first in ("start", "join"):
+        s = _sim()
+        if first == "start":
+            s.press(0, BTN_START)
+        else:
+            assert s.core.round.join(s.t(0), 3, 2 * MIN, 0)
+        assert s.core.restore(_snap(9, 0, 80000, number=3, elapsed=25 * MIN), s.t(1000))
+        s.run_to(20 * MIN)
+        later = [(e[0], e[2]["kind"]) for e in s.rec.of("gong") if e[0] > 1000]
+        assert later == [(1000 + 5 * MIN, 1), (1000 + 15 * MIN, 2)], (first, later)
+
+
+def test_a_snapshot_without_a_round_keeps_the_start_since_the_reboot():
+    s = _sim()
+    s.press(0, BTN_START)
+    assert s.core.restore(_snap(5, 1, 60000), s.t(1000))  # the old game had no START
+    assert s.rec.names() == ["gong", "resume"]
+    s.run_to(41 * MIN)
+    assert [(e[0], e[2]["kind"]) for e in s.rec.of("gong")] == [(0, 0), (30 * MIN, 1),
+                                                                (40 * MIN, 2)]

@@ -31,6 +31,10 @@ START + 30 and START + 40 min as for every other table, the gongs already
 past are not given again (no start gong either), and a clock that joins after
 the end gong counts the play-out from the moment it joins, with the move in
 progress then (the players circle that number, 16.3).
+
+A restore (the game sent back after a power loss) brings the round of the old
+session, and it wins over a round begun since the reboot (a START pressed, or
+a round frame taken, before the restore came): ``give_way``.
 """
 from micropython import const
 
@@ -101,6 +105,16 @@ class Round:
         elif not self.end_due:  # joined after the end gong: no gong now
             self._end_reached(now, move)
         return True
+
+    def give_way(self):
+        """A round begun on this clock since it booted (START, or the host's
+        round frame) gives way to the round of a restore: the snapshot's round
+        is the hall's, whose basic time ran on through the power loss (4.1,
+        6.1; the restore is taken only before the first move).  A following
+        ``join`` places the restored START; its ``playout`` is logged again."""
+        self.started = False
+        self.step = NULL
+        self.round_last = 0
 
     def elapsed_ms(self, now):
         """Ms since the round's START (NULL before it)."""

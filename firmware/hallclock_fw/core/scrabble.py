@@ -151,7 +151,9 @@ class ScrabbleClock:
         session: the move runs again from ``now`` with its time left (0 or
         less: in overtime, no second ``expired``; paused: stays paused),
         warnings already past are not repeated, and the round's gongs come at
-        START + 30 and + 40 min as before the outage.  Taken only on a fresh
+        START + 30 and + 40 min as before the outage (the snapshot's round
+        replaces one begun on this clock since it booted: a START pressed
+        before the restore came; a snapshot without a round keeps it).  Taken only on a fresh
         clock (no move started, no restore taken); returns True when taken.
         Logs ``resume`` (``limit_ms`` = the time left), ``pause`` when paused,
         and ``round`` (with ``playout``) for the round."""
@@ -178,8 +180,13 @@ class ScrabbleClock:
             self._go_on(now)  # as a pause undone: the time left as it stood
             if paused:
                 self._pause(now)
-        if elapsed >= 0:  # a round that started on this clock already stands
-            self.round.join(now, number, elapsed if elapsed else 1, self.move, step, last)
+        if elapsed >= 0:
+            # the hall's round as it stood before the outage (4.1, 6.1, 16.3): it
+            # wins over a round a START (or the host's N) began since the reboot
+            rnd = self.round
+            if rnd.started:
+                rnd.give_way()
+            rnd.join(now, number, elapsed if elapsed else 1, self.move, step, last)
         return True
 
     def move_or_null(self):
