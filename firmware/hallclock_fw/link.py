@@ -14,9 +14,10 @@ from micropython import const
 
 from . import protocol
 from .core.timing import ticks_add, ticks_diff
-from .events import EV_BOOT, EV_SETTINGS, LONG
+from .events import EV_BOOT, EV_HEALTH, EV_SETTINGS, LONG
 
-CAPACITY = const(512)  # events kept (a whole 40-minute game: see docs/protocol.md)
+CAPACITY = const(160)  # events kept: a 5-minute host outage at a move every 5 s, twice
+# over (docs/protocol.md "Ring capacity"); 4 480 bytes of the 56 000-byte GC heap
 _F = const(7)  # ints per event: seq, t_ms, code, v0..v3
 _BURST = const(4)  # frames sent per poll at most (events, hellos, gap frames)
 BURST_GAP_MS = const(20)  # wake this soon again while frames wait to be sent
@@ -36,6 +37,23 @@ def _zeros(n):
     return ring
 
 
+_RESERVED = []  # the ring reserve() allocated, until a DeviceLink takes it
+
+
+def reserve(capacity=CAPACITY):
+    """Allocate the event ring now, before other imports fragment the heap
+    (hw/device.py calls it when it is imported, docs/micropython.md); the
+    first DeviceLink of that capacity takes it."""
+    if not _RESERVED:
+        _RESERVED.append(_zeros(_F * capacity))
+
+
+def _ring(capacity):
+    if _RESERVED and len(_RESERVED[0]) == _F * capacity:
+        return _RESERVED.pop()
+    return _zeros(_F * capacity)
+
+
 class DeviceLink:
     def __init__(self, uart, sid, clock, mode, settings_text, version, now, capacity=CAPACITY):
         self.uart = uart
@@ -46,7 +64,7 @@ class DeviceLink:
         self.boot_text = mode + ":" + settings_text
         self.version = version
         self.cap = capacity
-        self.ring = _zeros(_F * capacity)
+        self.ring = _ring(capacity)
         self.seq = 0  # last event numbered
         self.acked = 0  # the host has stored every event up to this one
         self.first = 1  # oldest event still held
@@ -67,6 +85,9 @@ class DeviceLink:
         self.q_head = 0  # next entry to hand out
         self.q_len = 0
         self.maintenance = False  # the host asked for the console (M frame)
+        self.info_owed = False  # the host asked who we are in full (I frame)
+        self.health_seq = 0  # the last health event and its text (the only one
+        self.health_text = None  # kept: an older one is resent with its ints alone)
 
     # -- events ------------------------------------------------------------
     def emit(self, t_ms, code, v0, v1, v2, v3):
@@ -109,6 +130,8 @@ class DeviceLink:
             text = self.boot_text
         elif code == EV_SETTINGS:  # the settings as they stand (docs/protocol.md)
             text = self.mode + ":" + self.settings_text
+        elif code == EV_HEALTH and seq == self.health_seq:
+            text = self.health_text
         self.uart.write(protocol.event(self.sid, seq, r[i + 1], code, r[i + 3],
                                        r[i + 4], r[i + 5], r[i + 6], text))
 
@@ -221,6 +244,8 @@ class DeviceLink:
                 self.bad += 1
         elif kind == "S" or kind == "K" or kind == "N":
             self._queue(tokens)
+        elif kind == "I":
+            self.info_owed = True  # the loop answers with a health event (hw/device.py)
         elif kind == "M":
             self.maintenance = True  # the loop hands the console back (hw/device.py)
         else:

@@ -21,7 +21,7 @@ import time
 
 from hallclock_fw.hw import device
 
-from .runner import Runner
+from .runner import CRASH_RESET_MS, Runner
 
 EXIT_SILENT = 3  # the host was silent for silence_ms
 EXIT_MEMORY = 4  # MemoryError: the heap is too small
@@ -41,12 +41,16 @@ class Rebooted(Exception):
     """A ``reboot`` action: the loop starts again with the new App."""
 
 
+class WatchdogReset(BaseException):
+    """The fake watchdog fired (no firmware ``except Exception`` catches it)."""
+
+
 class UnixHW(Runner):
     """The hardware object of hw/device.py (panel, uart, ticks_ms, wait, ...)
     around the scenario Runner's fake pins and schedule."""
 
     def __init__(self, link, mode, settings, actions, clock, sid, start_ticks=0,
-                 period=None, silence_ms=30000, account=False):
+                 period=None, silence_ms=30000, account=False, word_scale=1.0, harness=0):
         self.line = link
         self.poller = select.poll()
         self.poller.register(link, select.POLLIN)
@@ -76,6 +80,10 @@ class UnixHW(Runner):
         self.longest_collect_us = 0
         self.collect_total_us = 0  # the loop's collections (no list: it would take heap)
         self.collect_n = 0
+        self.wdt = None
+        self.watchdog_resets = 0
+        self.crash_resets = 0
+        self.gc_threshold = int(device.GC_THRESHOLD * word_scale) + harness
         Runner.__init__(self, mode, settings, actions, clock=clock, sid=sid,
                         start_ticks=start_ticks, period=period)
 
@@ -107,7 +115,51 @@ class UnixHW(Runner):
         self.mark_pass()
 
     def ticks_ms(self):
+        wdt = self.wdt
+        if wdt is not None and wdt.expired():
+            self.wdt = None
+            raise WatchdogReset()
         return self.now()
+
+    # -- the watchdog, the clock's figures (hw/device.py's optional parts) ---
+    def watchdog(self, ms):
+        from .fakes import FakeWDT
+        self.wdt = FakeWDT(self.now, ms)
+        return self.wdt
+
+    def watchdog_off(self):
+        self.wdt = None  # the board's timer feeds it while the REPL has the console
+
+    def heap_figures(self):
+        """The largest free block (bisected: the board cannot tell it); no IDF
+        heap on the unix port.  The bisection's allocations and sweep are the
+        harness's, kept out of the pass's accounting."""
+        largest = largest_free()
+        if self.account:
+            self.pass_x = micropython.mem_current() - gc.mem_alloc()
+            self.prev_total = micropython.mem_total()
+        return largest, -1, -1
+
+    def info_text(self):
+        v = sys.implementation.version
+        return "mp=%d.%d.%d;port=unix" % (v[0], v[1], v[2])
+
+    def arm_fault(self):
+        """A ``hang`` or ``crash`` action: the firmware's next pass fails in
+        its core's tick -- it spins reading the time until the watchdog fires,
+        or raises."""
+        fault = self.fault
+        self.fault = None
+        core = self.app.core
+        if fault == "hang":
+            def tick(now):
+                while True:
+                    self.ms += 1
+                    self.ticks_ms()
+        else:
+            def tick(now):
+                raise RuntimeError("a fault injected by the scenario's crash")
+        core.tick = tick
 
     def reboot(self):
         """A ``reboot`` action: leave the loop first (its frame holds the old
@@ -215,7 +267,8 @@ class UnixHW(Runner):
                 "threshold": gc.threshold(), "firmware_from": device.__file__,
                 "modules_after_start": self.modules_after_start,
                 "free_end": gc.mem_free(), "alloc_end": gc.mem_alloc(),
-                "largest_free_end": largest_free()}
+                "largest_free_end": largest_free(),
+                "watchdog_resets": self.watchdog_resets, "crash_resets": self.crash_resets}
 
     # -- the line ------------------------------------------------------------
     def _write(self):
@@ -307,6 +360,8 @@ class UnixHW(Runner):
         self.last_ms = self.ms
         self.clock.now = self.now()
         self._apply()  # may raise Rebooted
+        if self.fault is not None:
+            self.arm_fault()
         self.mark_pass()
 
 
@@ -374,7 +429,7 @@ def _timed_collect(hw):
 
 
 def main(link, scenario, clock, sid, start_ticks=0, period=None,
-         silence_ms=30000, account=False, gc_policy="firmware"):
+         silence_ms=30000, account=False, gc_policy="firmware", word_scale=1.0, harness=0):
     """Run the scenario to its end; exit code 0 (the host has every event),
     EXIT_SILENT or EXIT_MEMORY.  With ``account`` a line ``@@ {json}`` with the
     heap figures goes to stdout at the end."""
@@ -383,21 +438,35 @@ def main(link, scenario, clock, sid, start_ticks=0, period=None,
         gc.collect()
         hw = UnixHW(open_line(link), mode, settings, actions, clock, sid,
                     start_ticks=start_ticks, period=period, silence_ms=silence_ms,
-                    account=account)
+                    account=account, word_scale=word_scale, harness=harness)
         if account:
             _timed_collect(hw)
         if gc_policy == "off":  # the control: collections where they fall
             device.idle_collect = lambda now, due, events=0: False
             gc.threshold(4096)
         hw._apply()  # what is due at ms 0 (as the Runner's first step)
+        if hw.fault is not None:
+            hw.arm_fault()
         while True:
             try:
                 device.loop(hw, hw.app)
             except Rebooted:
                 hw.reboot_now()
                 continue
+            except WatchdogReset:  # a pass hung: the watchdog restarts the board
+                hw.watchdog_resets += 1
+                hw.reboot_now()
+                continue
             except Done:
                 break
+            except MemoryError:
+                raise
+            except Exception as e:  # as main.py: the traceback, 3 s, machine.reset()
+                sys.print_exception(e, sys.stderr)
+                hw.crash_resets += 1
+                hw.ms += CRASH_RESET_MS
+                hw.reboot_now()
+                continue
             # the loop returned: the host took the console (M frame)
             device.hand_back(hw.uart)
             hw.flush()
