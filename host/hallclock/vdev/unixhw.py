@@ -459,7 +459,7 @@ def main(link, scenario, clock, sid, start_ticks=0, period=None,
                 continue
             except Done:
                 break
-            except MemoryError:
+            except (MemoryError, Silent):
                 raise
             except Exception as e:  # as main.py: the traceback, 3 s, machine.reset()
                 sys.print_exception(e, sys.stderr)
