@@ -48,8 +48,13 @@ from ..app import App  # noqa: E402
 from ..core.timing import ticks_add, ticks_diff  # noqa: E402
 from ..events import BTN_PAUSE, BTN_START, EV_REFUSED, NULL  # noqa: E402
 
-_GC_IDLE_MS = const(50)  # collect only when the next pass is at least this far away
-_GC_EVERY_MS = const(900)  # ... and at most about once a second
+_GC_IDLE_MS = const(15)  # collect only when the next pass is at least this far away
+_GC_EVERY_MS = const(900)  # ... and at most about once a second,
+_GC_GARBAGE = const(1024)  # ... unless this much garbage built up (a burst of resends)
+# [collections the loop started, heap in use just before the last one, tick
+#  of the last one, app.events at the last one, heap in use just after it]
+#  -- read by the unix VM's heap accounting (tests, bench)
+GC = [0, 0, 0, 0, 0]
 # Automatic collections after this many bytes allocated: a fixed figure, never
 # one taken from gc.mem_free() (on the ESP32 since 1.22 that includes the
 # largest free IDF block, so three quarters of it is more than the GC heap).
@@ -61,10 +66,6 @@ WDT_MS = const(10000)  # the watchdog's timeout: ten times the longest healthy p
 _HEALTH_MS = const(600000)  # a health event every 10 minutes (and at boot)
 # [longest pass since the last health event (ms), tick of the next one]
 HEALTH = [0, 0]
-# [collections the loop started, heap in use just before the last one, tick
-#  of the last one, app.events at the last one] -- read by the unix VM's heap
-#  accounting (tests, bench)
-GC = [0, 0, 0, 0]
 # CPython (the tests of this module on fakes) has its own collector and none
 # of MicroPython's heap figures: there these steps do nothing.
 _MICROPYTHON = sys.implementation.name == "micropython"
@@ -102,19 +103,25 @@ def gc_setup(threshold=GC_THRESHOLD):
 
 def idle_collect(now, due, events=0):
     """Collect now if the loop is idle long enough (the next deadline at
-    least _GC_IDLE_MS away) and either events were made since the last
-    collection (their frames are the garbage) or it is _GC_EVERY_MS ago (the
-    host's frames).  A steady game wakes every second (the shown second
-    changes), so garbage never builds up to the threshold between two."""
+    least _GC_IDLE_MS away: a collection of the 56 000-byte heap takes a few
+    ms) and either events were made since the last collection (their frames
+    are the garbage), or _GC_GARBAGE bytes of garbage built up (a burst of
+    resends after an outage: 20 ms apart, no new event), or it is
+    _GC_EVERY_MS ago (the host's frames).  A steady game wakes every second
+    (the shown second changes), so garbage never builds up to the threshold
+    between two."""
     if not _MICROPYTHON or ticks_diff(due, now) < _GC_IDLE_MS:
         return False
-    if GC[0] and events == GC[3] and ticks_diff(now, GC[2]) < _GC_EVERY_MS:
+    used = gc.mem_alloc()
+    if GC[0] and events == GC[3] and ticks_diff(now, GC[2]) < _GC_EVERY_MS \
+            and used - GC[4] < _GC_GARBAGE:
         return False
-    GC[1] = gc.mem_alloc()
+    GC[1] = used
     gc.collect()
     GC[0] += 1
     GC[2] = now
     GC[3] = events
+    GC[4] = gc.mem_alloc()
     return True
 
 
