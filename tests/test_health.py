@@ -238,3 +238,19 @@ def test_the_event_catalogue_names_the_health_fields():
     assert catalog.EVENTS[EV_HEALTH][0] == "health"
     assert json.dumps(catalog.fields_of(EV_HEALTH, (100, 200, -1, 7))) == \
         '{"gc_used": 100, "gc_free": 200, "gc_largest": null, "longest_pass_ms": 7}'
+
+
+# -- the heap: the running serial clock inside the ESP32's first GC area --------
+@pytest.mark.parametrize("mode", ["scrabble", "duplicate", "backgammon"])
+def test_a_serial_clock_stays_inside_the_first_gc_area(mode):
+    """32-bit sizes (the webassembly VM, bench/heap32.py): a 3-minute game
+    with a minute of host outage; the heap's peak before each of the loop's
+    collections, and the live heap after boot plus the fixed GC threshold
+    (the peak if only the automatic collection ran), inside 56 000 bytes.
+    `make bench` runs the 40-minute game of every mode on both links."""
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import heap32
+    fig = heap32.game(mode, "serial", minutes=3, outage=(60000, 120000))
+    assert fig["peak_in_outage"] > 0  # the outage was measured
+    assert fig["peak"] <= heap32.GC_AREA, fig
+    assert fig["after_boot"] + device.GC_THRESHOLD <= heap32.GC_AREA, fig

@@ -58,10 +58,11 @@ GC = [0, 0, 0, 0, 0]
 # Automatic collections after this many bytes allocated: a fixed figure, never
 # one taken from gc.mem_free() (on the ESP32 since 1.22 that includes the
 # largest free IDF block, so three quarters of it is more than the GC heap).
-# A steady game allocates a few hundred bytes between two of the loop's
-# collections, one event's pass a few KB; the GC heap's peak is the live heap
-# plus at most this (docs/micropython.md "The heap model").
-GC_THRESHOLD = const(12288)
+# The loop's own collections keep the garbage under _GC_GARBAGE plus one
+# pass's frames; this is the bound if they did not: the heap's peak is at
+# most the live heap plus this, inside the first 56 000-byte area for a
+# serial clock (docs/micropython.md "The heap model").
+GC_THRESHOLD = const(6144)
 WDT_MS = const(10000)  # the watchdog's timeout: ten times the longest healthy pass
 _HEALTH_MS = const(600000)  # a health event every 10 minutes (and at boot)
 # [longest pass since the last health event (ms), tick of the next one]

@@ -86,8 +86,8 @@ def interpreter_options(p, webassembly=True):
                    help="the device side: CPython (default), the webassembly VM (micropython) "
                         "or the unix port as its own process with a fixed heap")
     p.add_argument("--heap-kib", type=_heap_kib, default=None, metavar="N",
-                   help="micropython-unix: the GC heap in KiB (default 91, a plain "
-                        "ESP32's free heap)")
+                   help="micropython-unix: the board's GC heap in KiB (default 56, the "
+                        "first GC area of a stock ESP32 since MicroPython 1.22)")
 # -- end of the interpreter options --
 
 

@@ -50,7 +50,8 @@ class UnixHW(Runner):
     around the scenario Runner's fake pins and schedule."""
 
     def __init__(self, link, mode, settings, actions, clock, sid, start_ticks=0,
-                 period=None, silence_ms=30000, account=False, word_scale=1.0, harness=0):
+                 period=None, silence_ms=30000, account=False, word_scale=1.0, harness=0,
+                 board_free=None):
         self.line = link
         self.poller = select.poll()
         self.poller.register(link, select.POLLIN)
@@ -84,6 +85,9 @@ class UnixHW(Runner):
         self.watchdog_resets = 0
         self.crash_resets = 0
         self.gc_threshold = int(device.GC_THRESHOLD * word_scale) + harness
+        self.harness_gc = harness
+        self.board_free = board_free
+        self.ballast = None
         Runner.__init__(self, mode, settings, actions, clock=clock, sid=sid,
                         start_ticks=start_ticks, period=period)
 
@@ -107,12 +111,34 @@ class UnixHW(Runner):
         self.booted += 1
         self.app = device.start(self)
         gc.collect()
+        if self.booted == 1 and self.board_free is not None:
+            self.fill(self.board_free)
         self.heap_after_start = gc.mem_alloc()
         self.modules_after_start = sorted(m for m in sys.modules if m.startswith("hallclock_fw"))
         # boot ended with a collection (gc_setup's, and the one above): count from here
         self.prev_total = micropython.mem_total()
         self.since_collect = 0
         self.mark_pass()
+
+    def fill(self, free):
+        """The heap of a board: all of this process's free heap but ``free``
+        (the board's, after boot, on this port's sizes) and the harness's
+        garbage room is taken by a ballast.  MemoryError if the firmware
+        after boot does not fit the board's heap at all."""
+        if free < 0:
+            raise MemoryError("the firmware after boot needs %d bytes more than the heap"
+                              % -free)
+        extra = gc.mem_free() - free - self.harness_gc
+        ballast = []  # in pieces: the free heap is not one block
+        size = extra
+        while extra > 64 and size > 64:
+            try:
+                ballast.append(bytearray(size if size < extra else extra))
+                extra -= len(ballast[-1]) + 16
+            except MemoryError:
+                size //= 2
+        self.ballast = ballast
+        gc.collect()
 
     def ticks_ms(self):
         wdt = self.wdt
@@ -429,7 +455,8 @@ def _timed_collect(hw):
 
 
 def main(link, scenario, clock, sid, start_ticks=0, period=None,
-         silence_ms=30000, account=False, gc_policy="firmware", word_scale=1.0, harness=0):
+         silence_ms=30000, account=False, gc_policy="firmware", word_scale=1.0, harness=0,
+         board_free=None):
     """Run the scenario to its end; exit code 0 (the host has every event),
     EXIT_SILENT or EXIT_MEMORY.  With ``account`` a line ``@@ {json}`` with the
     heap figures goes to stdout at the end."""
@@ -438,7 +465,8 @@ def main(link, scenario, clock, sid, start_ticks=0, period=None,
         gc.collect()
         hw = UnixHW(open_line(link), mode, settings, actions, clock, sid,
                     start_ticks=start_ticks, period=period, silence_ms=silence_ms,
-                    account=account, word_scale=word_scale, harness=harness)
+                    account=account, word_scale=word_scale, harness=harness,
+                    board_free=board_free)
         if account:
             _timed_collect(hw)
         if gc_policy == "off":  # the control: collections where they fall
@@ -478,5 +506,8 @@ def main(link, scenario, clock, sid, start_ticks=0, period=None,
         sys.stderr.write("@@memory\n")
         sys.exit(EXIT_MEMORY)
     if account:
+        report = hw.report()  # (the fragmentation figures with the ballast in place)
+        hw.ballast = None  # the harness's own last words need room
+        gc.collect()
         import json
-        print("@@ " + json.dumps(hw.report()))
+        print("@@ " + json.dumps(report))
