@@ -62,7 +62,7 @@ def test_health_at_boot_and_every_ten_minutes_and_in_the_report(tmp_path):
         assert r["longest_pass_ms"] >= 0
         assert "idf_free" not in r  # the unix port has no IDF heap
     # the threshold is a number of bytes, not a share of the free heap
-    want = int(device.GC_THRESHOLD * mpunix.WORD_SCALE) + mpunix.HARNESS_GC_BYTES
+    want = int(device.GC_THRESHOLD * mpunix.word_ratio("scrabble")) + mpunix.HARNESS_GC_BYTES
     assert want - 32 < fig["threshold"] <= want  # (the port keeps it in 32-byte blocks)
     # the log is CPython's once the clock's own reports are left out
     cpy, _f, _o = _simulate(tmp_path, _game(25), "cpython")

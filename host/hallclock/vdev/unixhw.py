@@ -101,6 +101,9 @@ class UnixHW(Runner):
 
     # -- hw/device.py's hardware object ------------------------------------
     def _boot(self, now):
+        if self.ballast:  # a reset: the board's whole heap is the new boot's
+            self.ballast = None
+            gc.collect()
         from hallclock_fw.hw.panel import build_panel
         self.panel = build_panel(self.pins, self.buzzer, self.leds, self.hall,
                                  self.displays, now)
@@ -111,7 +114,7 @@ class UnixHW(Runner):
         self.booted += 1
         self.app = device.start(self)
         gc.collect()
-        if self.booted == 1 and self.board_free is not None:
+        if self.board_free is not None:
             self.fill(self.board_free)
         self.heap_after_start = gc.mem_alloc()
         self.modules_after_start = sorted(m for m in sys.modules if m.startswith("hallclock_fw"))
