@@ -240,6 +240,28 @@ def test_the_event_catalogue_names_the_health_fields():
         '{"gc_used": 100, "gc_free": 200, "gc_largest": null, "longest_pass_ms": 7}'
 
 
+def test_doctor_asks_a_clock_on_the_broker(tmp_path):
+    """The same W and I over the hall network: the clock's down topic, its
+    answer on its up topic (the virtual clock runs App passes on CPython,
+    which has no MicroPython heap: its heap figures are null)."""
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    from mqttrig import HALL, Hall
+    hall = Hall(tmp_path, clocks=("t1",))
+    try:
+        hall.device("t1", "0 press START\n1500 press B\n600000 end\n")
+        res = run_cli("doctor", "--broker", "127.0.0.1:%d" % hall.port, "--hall", HALL,
+                      "--credentials", hall.cred_file, "--clock", "t1", "--wait-s", "20")
+    finally:
+        hall.close()
+    assert "clock t1: mode scrabble, firmware " + VERSION in res.stdout, (res.stdout,
+                                                                           res.stderr)
+    assert "firmware %s, MicroPython ?" % VERSION in res.stdout
+    assert res.returncode == 0 and "nothing is short" in res.stdout
+    res = run_cli("doctor", "--broker", "127.0.0.1:1", "--hall", HALL,
+                  "--credentials", str(tmp_path / "none.json"))
+    assert res.returncode == 2 and "--clock" in res.stderr
+
+
 # -- the heap: the running serial clock inside the ESP32's first GC area --------
 @pytest.mark.parametrize("mode", ["scrabble", "duplicate", "backgammon"])
 def test_a_serial_clock_stays_inside_the_first_gc_area(mode):

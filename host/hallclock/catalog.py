@@ -39,7 +39,7 @@ EVENTS = (
     ("round", (("round", "i"), ("elapsed_ms", "i"))),
     # the clock's own margins (hw/device.py); the event's text adds idf_free,
     # idf_largest and, answering the host's I frame, the versions: hallclock.health
-    ("health", (("gc_used", "i"), ("gc_free", "i"), ("gc_largest", "n"),
+    ("health", (("gc_used", "n"), ("gc_free", "n"), ("gc_largest", "n"),
                 ("longest_pass_ms", "i"))),
 )
 

@@ -187,8 +187,8 @@ def heap_text(hw, info=False):
     port has them (text ``idf=<free>,<largest>``), and with ``info`` the
     versions and partitions (``hw.info_text``)."""
     gc.collect()
-    used = gc.mem_alloc() if _MICROPYTHON else 0
-    free = gc.mem_free() if _MICROPYTHON else 0
+    used = gc.mem_alloc() if _MICROPYTHON else NULL  # (CPython: no such heap)
+    free = gc.mem_free() if _MICROPYTHON else NULL
     largest = NULL
     text = None
     figures = getattr(hw, "heap_figures", None)

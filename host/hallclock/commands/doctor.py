@@ -127,10 +127,12 @@ def verdict(hello, health):
                  f"{health.get('micropython', '?')}")
     used = health.get("gc_used")
     largest = health.get("gc_largest")
-    lines.append(f"GC heap: {used} B live, {health.get('gc_free')} B free"
-                 + (f", largest free block {largest} B" if largest is not None else "")
-                 + (f"; {GC_AREA - used} B to the first {GC_AREA} B area"
-                    if isinstance(used, int) else ""))
+    if used is None:
+        lines.append("GC heap: not reported (no MicroPython heap: a virtual clock on CPython)")
+    else:
+        lines.append(f"GC heap: {used} B live, {health.get('gc_free')} B free"
+                     + (f", largest free block {largest} B" if largest is not None else "")
+                     + f"; {GC_AREA - used} B to the first {GC_AREA} B area")
     if isinstance(health.get("idf_free"), int):
         lines.append(f"IDF heap (Wi-Fi, sockets): {health['idf_free']} B free, largest block "
                      f"{health.get('idf_largest')} B")

@@ -207,6 +207,10 @@ class Runner:
             self._fail()
         self.app.step(self.clock.now)
         self.passes += 1
+        if self.app.link.info_owed:  # the host's I frame: hw/device.py's loop answers it
+            self.app.link.info_owed = False
+            from hallclock_fw.hw.device import report_health
+            report_health(self, self.app, self.clock.now, True)
         if self.app.link.maintenance:  # device.loop ends; main.py returns to the REPL
             hand_back(self.uart)
             return HANDED_BACK
