@@ -42,7 +42,7 @@ HARNESS_KIB = 40
 # the harness's own allocations between two of the loop's collections (the
 # pump's bytes, the accounting): added to the firmware's fixed GC threshold
 # (hw/device.py GC_THRESHOLD x WORD_SCALE) so that only the loop collects
-HARNESS_GC_BYTES = 8192
+HARNESS_GC_BYTES = 12288
 EXIT_SILENT = 3  # as hallclock.vdev.unixhw
 EXIT_MEMORY = 4
 
