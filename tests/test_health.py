@@ -70,8 +70,12 @@ def test_health_at_boot_and_every_ten_minutes_and_in_the_report(tmp_path):
     assert not [r for r in cpy if r["event"] == "health"]
     res = run_cli("report", str(out))
     assert res.returncode == 0, res.stderr
-    line = [ln for ln in res.stdout.splitlines() if ln.startswith("health virtual-1")]
-    assert line and "3 report(s)" in line[0] and "longest pass" in line[0], res.stdout
+    lines = res.stdout.splitlines()
+    at = [i for i, ln in enumerate(lines) if ln.startswith("health virtual-1")]
+    assert at and "3 report(s)" in lines[at[0]] and "longest pass" in lines[at[0]], res.stdout
+    used = max(r["gc_used"] for r in reports)
+    assert lines[at[0] + 1].strip() == "GC heap: at most %d B live, margin %d B to 56000 B" % (
+        used, 56000 - used)
 
 
 def test_health_text_fields_and_what_is_short():

@@ -116,13 +116,17 @@ def summary_lines(records):
     """The report's lines: per clock the worst figure of each kind."""
     lines = []
     for clock, s in per_clock(records).items():
-        idf = (f", IDF free ≥ {s['idf_free']} B (block {s.get('idf_largest', '?')} B)"
-               if "idf_free" in s else "")
-        largest = f", largest free block ≥ {s['gc_largest']} B" if "gc_largest" in s else ""
-        lines.append(f"health {clock}: {s['reports']} report(s); GC heap ≤ {s.get('gc_used')} B "
-                     f"live (margin {GC_AREA - s.get('gc_used', 0)} B to {GC_AREA}), "
-                     f"free ≥ {s.get('gc_free')} B{largest}{idf}; longest pass "
+        lines.append(f"health {clock}: {s['reports']} report(s); longest pass "
                      f"{s.get('longest_pass_ms', 0)} ms")
+        if "gc_used" in s:
+            lines.append(f"  GC heap: at most {s['gc_used']} B live, margin "
+                         f"{GC_AREA - s['gc_used']} B to {GC_AREA} B")
+        if "gc_free" in s:
+            lines.append(f"  GC free: at least {s['gc_free']} B"
+                         + (f", largest block {s['gc_largest']} B" if "gc_largest" in s else ""))
+        if "idf_free" in s:
+            lines.append(f"  IDF heap: at least {s['idf_free']} B free, largest block "
+                         f"{s.get('idf_largest', '?')} B")
         worst = dict(s["last"])
         worst.update({k: v for k, v in s.items() if k not in ("reports", "last")})
         for short in shortfalls(worst):
@@ -134,7 +138,7 @@ def print_health(games, console):
     """``hallclock report``: the health summary of every clock in the games."""
     records = [r for g in games for r in g.records]
     for line in summary_lines(records):
-        console.print(line, soft_wrap=True, markup=False)
+        console.print(line, markup=False)
 
 
 def without_health(records):
