@@ -235,7 +235,8 @@ def boot_steps(mode, link, actions, values):
     if wifi:
         imports += "import hallclock_fw.netlink, hallclock_fw.mqtt, hallclock_fw.hw.wifi\n"
     return [
-        ("base", "import machine, micropython, select"),  # the stand-ins: not the board's
+        # the stand-ins of the ESP32's built-in modules (in its image, not its heap)
+        ("base", "import machine, micropython, select, network, socket"),
         ("firmware_modules", imports),
         # the harness: the runner's modules and the driver, then the scenario
         ("harness_modules", "import hallclock.vdev.runner, hallclock.vdev.fakes\n"
