@@ -133,14 +133,16 @@ def calibration(refresh=False):
     """{mode: {"ratio", "firmware_32", "firmware_64"}}: the firmware's live
     heap after boot on 32 bits (webassembly VM) and 64 bits (this port), the
     same boot steps (hallclock.heapmodel), cached per firmware digest."""
+    import hashlib
     root = device_tree()
-    path = root.parent / ("calib-" + root.name + ".json")
+    from . import heapmodel
+    how = hashlib.sha256(Path(heapmodel.__file__).read_bytes()).hexdigest()[:12]
+    path = root.parent / ("calib-%s-%s.json" % (root.name, how))
     if not refresh and path.exists():
         try:
             return json.loads(path.read_text())
         except ValueError:
             pass
-    from . import heapmodel
     out = {}
     for mode in ("scrabble", "duplicate", "backgammon"):
         b32 = heapmodel.game(mode, "serial", boot_only=True)["after_boot"]
