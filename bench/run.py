@@ -19,10 +19,10 @@ def main(argv=None):
                                                   "results.json"))
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     ap.add_argument("--only", action="append",
-                    help="timing, fwcost, latency, scale, unixheap, mqtt, display")
+                    help="timing, fwcost, latency, scale, unixheap, heap32, mqtt, display")
     args = ap.parse_args(argv)
-    only = set(args.only or ["timing", "fwcost", "latency", "scale", "unixheap", "mqtt",
-                             "display"])
+    only = set(args.only or ["timing", "fwcost", "latency", "scale", "unixheap", "heap32",
+                             "mqtt", "display"])
     res = {"machine": common.machine(), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "reproduce": "make bench  (or .venv/bin/python bench/run.py)", "seconds": {}}
     t_all = time.monotonic()
@@ -41,6 +41,7 @@ def main(argv=None):
     import fwcost
     import scale
     import unixheap
+    import heap32
     import mqttscale
     import display
     if args.quick:
@@ -49,6 +50,7 @@ def main(argv=None):
         part("latency", lambda: latency.bench(presses=40))
         part("scale", lambda: scale.bench(sizes=(1, 4), duration_s=2.0, say=common.say))
         part("unixheap", lambda: unixheap.bench(quick=True))
+        part("heap32", lambda: heap32.bench(quick=True, say=common.say))
         part("mqtt", lambda: mqttscale.bench(sizes=(4,), duration_s=2.0, spread_clocks=4,
                                              say=common.say))
         part("display", lambda: display.bench(examples=50, say=common.say))
@@ -58,6 +60,7 @@ def main(argv=None):
         part("latency", latency.bench)
         part("scale", lambda: scale.bench(say=common.say))
         part("unixheap", unixheap.bench)
+        part("heap32", lambda: heap32.bench(say=common.say))
         part("mqtt", lambda: mqttscale.bench(say=common.say))
         part("display", lambda: display.bench(say=common.say))
     res["seconds"]["total"] = round(time.monotonic() - t_all, 1)

@@ -76,8 +76,14 @@ def test_heap_lock_check_catches_an_allocating_tick():
 # brought a serial clock to 54.6 KB (webassembly, 32-bit): the bound follows,
 # the goal is not met.  `make bench` reports the figure against the goal.
 # The hall-network modules (Wi-Fi, MQTT) are imported only by a clock
-# configured for the network, and are printed apart.
-HEAP_BUDGET = 56 * 1024
+# configured for the network, and are printed apart.  Since the event ring is
+# allocated when hw/device.py is imported (before other imports fragment the
+# heap: 3 584 bytes) and the clock reports its own health and feeds a
+# watchdog, "every module of a serial clock" (all three modes, the config
+# parser and the self-test at once) is 61 KB; the clock that runs imports its
+# own mode only and drops the boot-only modules: tests/test_health.py holds
+# that one to the ESP32's first 56 000-byte GC area.
+HEAP_BUDGET = 64 * 1024
 
 
 def test_firmware_heap_after_importing_every_module():

@@ -15,7 +15,8 @@ from micropython import const
 from . import VERSION, protocol, settings as settings_mod
 from .core.timing import earliest, ticks_add, ticks_diff
 from .display import next_change
-from .events import BTN_A, BTN_B, EV_BOOT, EV_END, EV_REFUSED, EV_ROUND, EV_SETTINGS, NULL
+from .events import (BTN_A, BTN_B, EV_BOOT, EV_END, EV_HEALTH, EV_REFUSED, EV_ROUND,
+                     EV_SETTINGS, NULL)
 from .link import DeviceLink
 from .modes import make_core
 
@@ -47,6 +48,14 @@ class App:
         self.panel.signal(code, v0, v1, v2, now)
         self.events += 1
         self.link.emit(ticks_diff(now, self.t0), code, v0, v1, v2, v3)
+
+    def health(self, now, used, free, largest, longest_ms, text=None):
+        """A ``health`` event: the clock's own margins (hw/device.py reports
+        them at boot, every 10 minutes and when the host asks with ``I``)."""
+        link = self.link
+        link.health_seq = link.seq + 1
+        link.health_text = text
+        self._event(EV_HEALTH, now, used, free, largest, longest_ms)
 
     def press(self, code, now):
         """A button event (code, or code | LONG) reaches the core."""

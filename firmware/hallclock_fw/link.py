@@ -14,11 +14,13 @@ from micropython import const
 
 from . import protocol
 from .core.timing import ticks_add, ticks_diff
-from .events import EV_BOOT, EV_SETTINGS, LONG
+from .events import EV_BOOT, EV_HEALTH, EV_SETTINGS, LONG
 
-CAPACITY = const(512)  # events kept (a whole 40-minute game: see docs/protocol.md)
+CAPACITY = const(128)  # events kept: a 5-minute host outage at a move every 5 s
+# (docs/protocol.md "Ring capacity"); 3 584 bytes of the 56 000-byte GC heap
 _F = const(7)  # ints per event: seq, t_ms, code, v0..v3
-_BURST = const(4)  # frames sent per poll at most (events, hellos, gap frames)
+_BURST = const(2)  # frames sent per poll at most (events, hellos, gap frames): each
+# frame's garbage (on Wi-Fi about 1 KB) is collected between two passes
 BURST_GAP_MS = const(20)  # wake this soon again while frames wait to be sent
 RESEND_MS = const(1500)  # resend what is unacknowledged after this long without progress
 HELLO_MS = const(5000)  # re-introduce ourselves this often while the host is silent
@@ -36,6 +38,23 @@ def _zeros(n):
     return ring
 
 
+_RESERVED = []  # the ring reserve() allocated, until a DeviceLink takes it
+
+
+def reserve(capacity=CAPACITY):
+    """Allocate the event ring now, before other imports fragment the heap
+    (hw/device.py calls it when it is imported, docs/micropython.md); the
+    first DeviceLink of that capacity takes it."""
+    if not _RESERVED:
+        _RESERVED.append(_zeros(_F * capacity))
+
+
+def _ring(capacity):
+    if _RESERVED and len(_RESERVED[0]) == _F * capacity:
+        return _RESERVED.pop()
+    return _zeros(_F * capacity)
+
+
 class DeviceLink:
     def __init__(self, uart, sid, clock, mode, settings_text, version, now, capacity=CAPACITY):
         self.uart = uart
@@ -46,12 +65,14 @@ class DeviceLink:
         self.boot_text = mode + ":" + settings_text
         self.version = version
         self.cap = capacity
-        self.ring = _zeros(_F * capacity)
+        self.ring = _ring(capacity)
         self.seq = 0  # last event numbered
         self.acked = 0  # the host has stored every event up to this one
         self.first = 1  # oldest event still held
         self.next_send = 1  # next event to (re)send
         self.progress = now  # last time the host acknowledged something new
+        self.heard = now  # last time a sound frame came from the host
+        self.probe = 0  # host away: resend only up to this event (0: everything)
         self.last_hello = now
         self.rx = bytearray(protocol.MAX_LINE + 2)
         self.rxn = 0
@@ -67,6 +88,9 @@ class DeviceLink:
         self.q_head = 0  # next entry to hand out
         self.q_len = 0
         self.maintenance = False  # the host asked for the console (M frame)
+        self.info_owed = False  # the host asked who we are in full (I frame)
+        self.health_seq = 0  # the last health event and its text (the only one
+        self.health_text = None  # kept: an older one is resent with its ints alone)
 
     # -- events ------------------------------------------------------------
     def emit(self, t_ms, code, v0, v1, v2, v3):
@@ -94,7 +118,8 @@ class DeviceLink:
 
     def next_deadline(self, now):
         """When the loop should poll the link again (None: only on input)."""
-        if self.next_send <= self.seq or self.hello_owed or self.gap_owed:
+        if (self.next_send <= self.seq and not self.probe) or self.hello_owed \
+                or self.gap_owed:
             return ticks_add(now, BURST_GAP_MS)
         if self.seq > self.acked:
             return ticks_add(self.progress, RESEND_MS)
@@ -109,6 +134,8 @@ class DeviceLink:
             text = self.boot_text
         elif code == EV_SETTINGS:  # the settings as they stand (docs/protocol.md)
             text = self.mode + ":" + self.settings_text
+        elif code == EV_HEALTH and seq == self.health_seq:
+            text = self.health_text
         self.uart.write(protocol.event(self.sid, seq, r[i + 1], code, r[i + 3],
                                        r[i + 4], r[i + 5], r[i + 6], text))
 
@@ -148,6 +175,11 @@ class DeviceLink:
         if self.seq > self.acked and ticks_diff(now, self.progress) >= RESEND_MS:
             self.next_send = self.acked + 1  # nothing acknowledged for a while: go back
             self.progress = now
+            # The host silent for HELLO_MS (its outage, a cut line): only the
+            # oldest event goes again, as a probe, not the whole backlog every
+            # RESEND_MS (airtime, and garbage on the clock's heap); the first
+            # frame heard from the host lets the rest follow at once.
+            self.probe = self.next_send if ticks_diff(now, self.heard) >= HELLO_MS else 0
             if not self.host_seen or ticks_diff(now, self.last_hello) >= HELLO_MS:
                 self.hello_owed = True
         sent = 0
@@ -160,7 +192,8 @@ class DeviceLink:
             self.gap_owed = False
             self.uart.write(protocol.gap(self.sid, self.first))
             sent += 1
-        while self.next_send <= self.seq and sent < _BURST:
+        last = self.probe if self.probe else self.seq
+        while self.next_send <= last and sent < _BURST:
             self._send(self.next_send)
             self.next_send += 1
             sent += 1
@@ -190,6 +223,8 @@ class DeviceLink:
             return
         kind = tokens[0]
         self.host_seen = True
+        self.heard = now
+        self.probe = 0
         if kind == "A" or kind == "R":
             if tokens[1] != self.sid:
                 self.hello_owed = True  # the host is talking to an earlier session
@@ -221,6 +256,8 @@ class DeviceLink:
                 self.bad += 1
         elif kind == "S" or kind == "K" or kind == "N":
             self._queue(tokens)
+        elif kind == "I":
+            self.info_owed = True  # the loop answers with a health event (hw/device.py)
         elif kind == "M":
             self.maintenance = True  # the loop hands the console back (hw/device.py)
         else:

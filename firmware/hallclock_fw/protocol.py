@@ -34,6 +34,9 @@ Host -> device:
                       take these settings (only while no game runs)
     N <round> <elapsed_ms>
                       round <round> started <elapsed_ms> ago (0: now, the START)
+    I                 info: the clock answers with a ``health`` event whose text
+                      names its firmware and MicroPython versions, heaps and
+                      partitions (``hallclock doctor``; docs/hardware.md)
     M                 maintenance: hand the console back (the clock stops
                       its loop, turns Ctrl-C back on, and leaves the REPL to
                       mpremote; docs/protocol.md "Maintenance")
@@ -180,12 +183,17 @@ def maintenance():
     return frame(b"M")
 
 
+def info():
+    """The I frame: the clock answers with a health event carrying its versions."""
+    return frame(b"I")
+
+
 # -- checking and decoding -------------------------------------------------
 # H: 6 tokens in this grammar; 5 (a first-version clock without <proto>) and up to
 # 8 are still read, so the host can name the version it does not know and refuse it.
 _ARITY = {"H": (5, 8), "G": (3, 3), "E": (9, 10), "A": (3, 3), "R": (3, 3), "W": (1, 1),
           "C": (3, 3), "S": (4, 3 + MAX_VALUES), "K": (3, 3), "N": (3, 3),
-          "M": (1, 1), "L": (1, 1)}
+          "M": (1, 1), "L": (1, 1), "I": (1, 1)}
 
 
 def check(tokens):

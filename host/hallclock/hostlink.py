@@ -11,6 +11,7 @@ from hallclock_fw import protocol, settings as settings_mod
 from . import catalog
 
 from .logfile import host_time, read_records
+from .health import health_fields
 
 RESEND_ASK_S = 0.5  # ask again for a missing event at most this often
 WHO_ASK_S = 0.5  # ask an unknown session who it is at most this often
@@ -284,6 +285,8 @@ class HostLink:
             except ValueError:
                 record["settings"] = {"raw": stext}
         record.update(values)
+        if name == "health":  # the text's figures and versions (hallclock.health)
+            record.update(health_fields(text))
         tag_round(s, record)
         record["session"] = s.sid
         record["host_time"] = host_time()

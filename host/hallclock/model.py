@@ -327,6 +327,8 @@ class Model:
             sent = rec.get("restore")  # what log --restore sent the next session
             if isinstance(sent, dict) and isinstance(sent.get("values"), list):
                 self.restore_sent = (sent.get("mode"), sent.get("settings"), sent["values"])
+        elif ev == "health":
+            pass  # the clock's own figures, no rule's event: nothing to replay
         elif catalog.code_of(ev) >= 0:
             self._event(rec, t)
             if ev == "end" and self.end_t_ms is None:

@@ -8,22 +8,22 @@ the webassembly VM and the board), the virtual-device package as source, in
 a folder on ``MICROPYPATH`` -- or, with ``romfs``, as a ROMFS image the
 process mounts with ``vfs.VfsRom`` and imports from.
 
-Default heap: ``DEFAULT_HEAP_KIB`` = 91 KiB, the free GC heap of a plain
-ESP32 (no PSRAM) after boot as MicroPython 1.13 reported it (about 111 KB of
-GC heap in all).  Today's esp32 port starts with a 56 KiB heap
-(``MICROPY_GC_INITIAL_HEAP_SIZE`` in ports/esp32/mpconfigport.h) and grows it
-from the IDF heap on demand (``MICROPY_GC_SPLIT_HEAP_AUTO``), the same RAM
-Wi-Fi takes: 91 KiB fixed is what a board without Wi-Fi can count on.  The
-unix port is 64-bit, so the same objects take more heap than on the ESP32's
-32 bits, and the process also holds the virtual device's own code (fakes,
-scenario runner, this hardware object) that a board does not.  So
-``--heap-kib N`` means "a board with N KiB free": the process gets
-``N * WORD_SCALE + HARNESS_KIB`` KiB, where WORD_SCALE is the measured ratio
-of the firmware's heap after import on the 64-bit unix port to the same on
-the 32-bit webassembly port (a serial clock's 26 modules: 70 080 / 54 592
-bytes = 1.28 on today's tree; ``make bench`` measures it again), and
-HARNESS_KIB covers the harness (fakes, Runner, this hardware object: 17 024
-bytes measured).  docs/micropython.md explains the choice.
+Default heap: ``DEFAULT_HEAP_KIB`` = 56 KiB, the first GC area of a stock
+ESP32 since MicroPython 1.22 (56 000 bytes, ``MICROPY_GC_INITIAL_HEAP_SIZE``
+in ports/esp32/mpconfigport.h), which the clock must never grow out of
+(docs/micropython.md "The heap model").  The unix port is 64-bit, so the
+same objects take more heap than on the ESP32's 32 bits, and the process
+also holds the virtual device's own code (fakes, scenario runner, this
+hardware object) that a board does not.  So ``--heap-kib N`` means "a board
+whose GC heap is N KiB": the process gets ``N * ratio + harness`` bytes (and
+``HARNESS_GC_BYTES`` for the harness's garbage between two collections),
+where, per mode, ``ratio`` is the firmware's live heap after boot on the
+64-bit unix port over the same on the 32-bit webassembly port (the same boot
+steps, hallclock.heapmodel) and ``harness`` is the unix device's heap after
+boot beyond the firmware's.  Both are measured, once per firmware digest
+(``calibration``, cached beside the .mpy tree; ``make bench`` measures them
+again); without node (no webassembly VM) the fixed ``WORD_SCALE`` and
+``HARNESS_KIB`` stand in.
 """
 import json
 import os
@@ -35,10 +35,14 @@ from pathlib import Path
 
 from .errors import HallclockError
 
-DEFAULT_HEAP_KIB = 91
+DEFAULT_HEAP_KIB = 56
 MIN_HEAP_KIB = 8
-WORD_SCALE = 1.28
-HARNESS_KIB = 17
+WORD_SCALE = 1.38  # only without the webassembly VM (calibration measures it)
+HARNESS_KIB = 40
+# the harness's own allocations between two of the loop's collections (the
+# pump's bytes, the accounting): added to the firmware's fixed GC threshold
+# (hw/device.py GC_THRESHOLD x WORD_SCALE) so that only the loop collects
+HARNESS_GC_BYTES = 12288
 EXIT_SILENT = 3  # as hallclock.vdev.unixhw
 EXIT_MEMORY = 4
 
@@ -100,7 +104,7 @@ sys.path.insert(0, '/rom')
 
 
 def launch_code(link, mode, settings, actions, clock, sid, start_ticks, period,
-                silence_ms, account, romfs=None, gc_policy="firmware"):
+                silence_ms, account, romfs=None, gc_policy="firmware", heap_kib=None):
     """The program the process runs (``-c``), and the scenario file it reads
     (JSON: compiling the actions as a literal would take far more heap)."""
     plain = [a.as_tuple() if hasattr(a, "as_tuple") else tuple(a) for a in actions]
@@ -117,14 +121,65 @@ def launch_code(link, mode, settings, actions, clock, sid, start_ticks, period,
         f"main({link!r}, {scenario!r}, {clock!r}, {sid!r}, "
         f"start_ticks={start_ticks!r}, period={tuple(period) if period else None!r}, "
         f"silence_ms={int(silence_ms)!r}, account={bool(account)!r}, "
-        f"gc_policy={gc_policy!r})\n"), scenario
+        f"gc_policy={gc_policy!r}, word_scale={word_ratio(mode)!r}, "
+        f"harness={HARNESS_GC_BYTES!r}, board_free={board_free(heap_kib, mode)!r})\n"), \
+        scenario
 
 
-def vm_heap_bytes(heap_kib):
-    """The unix process's GC heap for a board with ``heap_kib`` KiB free."""
+_RAW_HEAP = []  # the calibration's own run: a heap given in bytes
+
+
+def calibration(refresh=False):
+    """{mode: {"ratio", "firmware_32", "firmware_64"}}: the firmware's live
+    heap after boot on 32 bits (webassembly VM) and 64 bits (this port), the
+    same boot steps (hallclock.heapmodel), cached per firmware digest."""
+    import hashlib
+    root = device_tree()
+    from . import heapmodel
+    how = hashlib.sha256(Path(heapmodel.__file__).read_bytes()).hexdigest()[:12]
+    path = root.parent / ("calib-%s-%s.json" % (root.name, how))
+    if not refresh and path.exists():
+        try:
+            return json.loads(path.read_text())
+        except ValueError:
+            pass
+    out = {}
+    for mode in ("scrabble", "duplicate", "backgammon"):
+        b32 = heapmodel.game(mode, "serial", boot_only=True)["after_boot"]
+        b64 = heapmodel.boot64(mode)["after_boot"]
+        out[mode] = {"ratio": round(b64 / b32, 4), "firmware_32": b32, "firmware_64": b64}
+    tmp = path.with_name(path.name + ".%d" % os.getpid())
+    tmp.write_text(json.dumps(out))
+    os.replace(tmp, path)
+    return out
+
+
+def board_free(heap_kib, mode="scrabble"):
+    """The free heap (bytes, 64-bit) the firmware has after boot on a board
+    whose GC heap is ``heap_kib`` KiB: (heap - the firmware after boot on 32
+    bits) x the ratio.  Negative: the firmware does not fit."""
     if heap_kib is None:
         heap_kib = DEFAULT_HEAP_KIB
-    return int(heap_kib * 1024 * WORD_SCALE) + HARNESS_KIB * 1024
+    try:
+        cal = calibration().get(mode) or calibration()["scrabble"]
+        return int((heap_kib * 1024 - cal["firmware_32"]) * cal["ratio"])
+    except Exception:  # no webassembly VM (node) here: the fixed figures
+        return int(heap_kib * 1024 * WORD_SCALE) - 70000
+
+
+def word_ratio(mode="scrabble"):
+    try:
+        return (calibration().get(mode) or calibration()["scrabble"])["ratio"]
+    except Exception:
+        return WORD_SCALE
+
+
+def vm_heap_bytes(heap_kib, mode="scrabble"):
+    """The unix process's GC heap: room for the harness and the firmware at
+    any size; after boot the process fills all but ``board_free`` (and
+    HARNESS_GC_BYTES for the harness's garbage) with a ballast."""
+    free = board_free(heap_kib, mode)
+    return max(free, 0) + HARNESS_KIB * 1024 + 160 * 1024
 
 
 def heap_option(heap_kib):
@@ -141,10 +196,11 @@ class UnixDevice:
         self.heap_kib = DEFAULT_HEAP_KIB if heap_kib is None else heap_kib
         self.silence_s = silence_s
         code, self.scenario = launch_code(link, mode, values, actions, clock, sid, start_ticks, period,
-                           silence_s * 1000, account, romfs=romfs, gc_policy=gc_policy)
+                           silence_s * 1000, account, romfs=romfs, gc_policy=gc_policy,
+                           heap_kib=self.heap_kib)
         env = dict(os.environ)
         env["MICROPYPATH"] = str(device_tree())  # with romfs, /rom comes first on sys.path
-        heap = vm_heap_bytes(self.heap_kib)
+        heap = vm_heap_bytes(self.heap_kib, mode)
         if romfs:  # a board maps the image from flash; here it is read into the heap
             heap += os.path.getsize(romfs) + 1024
         self.cmd = [binary(), "-X", f"heapsize={heap}", "-c", code]
@@ -186,7 +242,7 @@ class UnixDevice:
             raise HallclockError(
                 f"the virtual device ran out of memory with --heap-kib {self.heap_kib} "
                 f"(MemoryError in the MicroPython unix port): give a larger heap, e.g. "
-                f"--heap-kib {DEFAULT_HEAP_KIB} (a plain ESP32's free heap)"
+                f"--heap-kib {DEFAULT_HEAP_KIB} (a stock ESP32's first GC area)"
                 if self.heap_kib < DEFAULT_HEAP_KIB else
                 f"the virtual device ran out of memory at --heap-kib {self.heap_kib} "
                 "(MemoryError in the MicroPython unix port): the firmware needs more heap "

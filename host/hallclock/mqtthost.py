@@ -529,7 +529,7 @@ def unix_device(address, hall, clock, creds, mode, values, actions, sid, silence
                 creds.get("hall_key")))
     env = dict(os.environ)
     env["MICROPYPATH"] = str(mpunix.device_tree())
-    heap = mpunix.vm_heap_bytes(heap_kib) + NET_HEAP_EXTRA_KIB * 1024
+    heap = mpunix.vm_heap_bytes(heap_kib, mode) + NET_HEAP_EXTRA_KIB * 1024
     proc = subprocess.Popen([mpunix.binary(), "-X", "heapsize=%d" % heap, "-c", code],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
     return proc, scenario

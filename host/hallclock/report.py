@@ -629,6 +629,8 @@ def print_report(games, console=None):
         elif g.mismatches:
             console.print(f"  [yellow]{len(g.mismatches)} record(s) the clock's core does not "
                           f"explain (first: {g.mismatches[0].text})[/yellow]", soft_wrap=True)
+    from .health import print_health  # the clocks' own margins (health events)
+    print_health(games, console)
 
 
 def print_claims(games, console=None):

@@ -5,7 +5,9 @@ Actions: ``press BUTTON``, ``end`` (the contract), and the project's own
 held MS ms: a long press from 1500 ms), ``command BUTTON`` / ``command-long
 BUTTON`` (a press sent by the host over the link, as the hall relays START and
 GONG), and ``reboot`` (the board loses power and starts again: a new device
-session; events the host had not acknowledged are lost, like RAM).
+session; events the host had not acknowledged are lost, like RAM), ``hang``
+(the next pass of the loop never returns: the watchdog restarts the board)
+and ``crash`` (the next pass raises: main.py restarts the board 3 s later).
 """
 from dataclasses import dataclass
 
@@ -22,7 +24,7 @@ from .errors import BadInput
 MAX_T_MS = (TICKS_MAX + 1) // 2 - 1
 
 ACTIONS = {"press": 1, "bounce": 1, "hold": 2, "end": 0, "command": 1,
-           "command-long": 1, "reboot": 0}
+           "command-long": 1, "reboot": 0, "hang": 0, "crash": 0}
 
 
 @dataclass(frozen=True)

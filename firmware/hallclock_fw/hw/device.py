@@ -16,28 +16,57 @@ build one on fake pins), so this module never imports ``machine``:
     hw.set_brightness(level)
     hw.use_network(cfg)  optional: hw.uart becomes the hall-network link (hw/wifi.py)
 
+    hw.watchdog(ms)     optional: a started watchdog (feed()); hw.watchdog_off()
+                        keeps feeding it once the console is handed back
+    hw.heap_figures()   optional: (largest free GC block or -1, IDF heap free,
+                        IDF largest free block), -1 where the port has no figure
+    hw.info_text()      optional: the versions and partitions ``hallclock doctor`` asks for
+
 Garbage collection happens at moments the loop chooses (docs/micropython.md,
-"GC at our moments"): ``gc_setup`` at boot reserves the emergency exception
-buffer and sets ``gc.threshold``; the loop collects when it is idle and the
-next deadline is at least ``_GC_IDLE_MS`` away.  Boot-only code (config
-parsing, the self-test) is imported lazily and dropped again after boot.
+"GC at our moments"): the event ring is allocated first, when this module is
+imported (``link.reserve``); ``gc_setup`` at boot reserves the emergency
+exception buffer and sets ``gc.threshold`` to a fixed number of bytes; the
+loop collects when it is idle and the next deadline is at least
+``_GC_IDLE_MS`` away.  Boot-only code (config parsing, the self-test) is
+imported lazily and dropped again after boot.
+
+The loop feeds the watchdog every pass (``WDT_MS``: a healthy pass sleeps at
+most ``app._MAX_SLEEP`` = 1 s) and reports a ``health`` event at boot, every
+``_HEALTH_MS`` and when the host asks (``I``): docs/hardware.md.
 """
 import gc
 import sys
 
 from micropython import const
 
-from ..app import App
-from ..core.timing import ticks_diff
-from ..events import BTN_PAUSE, BTN_START, EV_REFUSED
+from .. import link as _link
 
-_GC_IDLE_MS = const(50)  # collect only when the next pass is at least this far away
-_GC_EVERY_MS = const(900)  # ... and at most about once a second
-_GC_MIN_THRESHOLD = const(8192)
+_link.reserve()  # the event ring first: one block before other imports fragment the heap
+
+from .. import VERSION  # noqa: E402
+from ..app import App  # noqa: E402
+from ..core.timing import ticks_add, ticks_diff  # noqa: E402
+from ..events import BTN_PAUSE, BTN_START, EV_REFUSED, NULL  # noqa: E402
+
+_GC_IDLE_MS = const(15)  # collect only when the next pass is at least this far away
+_GC_EVERY_MS = const(900)  # ... and at most about once a second,
+_GC_GARBAGE = const(1024)  # ... unless this much garbage built up (a burst of resends)
 # [collections the loop started, heap in use just before the last one, tick
-#  of the last one, app.events at the last one] -- read by the unix VM's heap
-#  accounting (tests, bench)
-GC = [0, 0, 0, 0]
+#  of the last one, app.events at the last one, heap in use just after it]
+#  -- read by the unix VM's heap accounting (tests, bench)
+GC = [0, 0, 0, 0, 0]
+# Automatic collections after this many bytes allocated: a fixed figure, never
+# one taken from gc.mem_free() (on the ESP32 since 1.22 that includes the
+# largest free IDF block, so three quarters of it is more than the GC heap).
+# The loop's own collections keep the garbage under _GC_GARBAGE plus one
+# pass's frames; this is the bound if they did not: the heap's peak is at
+# most the live heap plus this, inside the first 56 000-byte area for a
+# serial clock (docs/micropython.md "The heap model").
+GC_THRESHOLD = const(6144)
+WDT_MS = const(10000)  # the watchdog's timeout: ten times the longest healthy pass
+_HEALTH_MS = const(600000)  # a health event every 10 minutes (and at boot)
+# [longest pass since the last health event (ms), tick of the next one]
+HEALTH = [0, 0]
 # CPython (the tests of this module on fakes) has its own collector and none
 # of MicroPython's heap figures: there these steps do nothing.
 _MICROPYTHON = sys.implementation.name == "micropython"
@@ -55,15 +84,14 @@ def _forget(name):
         delattr(pkg, attr)
 
 
-def gc_setup():
+def gc_setup(threshold=GC_THRESHOLD):
     """At boot: the emergency exception buffer (a traceback out of an IRQ even
     with the heap full), a first collection, and the automatic-collection
-    threshold: three quarters of the free heap, far above what a steady game
-    allocates between two of the loop's collections (a second, or one
-    event's pass: frames, and the call states MicroPython takes from the heap
-    for larger functions and frees at once, which count towards the threshold
-    too), so the only collections in a steady game are the loop's own,
-    between passes."""
+    threshold, a fixed ``threshold`` bytes (the hardware object may give its
+    own: ``hw.gc_threshold``).  Far above what a steady game allocates between
+    two of the loop's collections, so the only collections in a steady game
+    are the loop's own, between passes; small enough that the heap's peak
+    (live + garbage) stays inside the first 56 000-byte area."""
     if not _MICROPYTHON:
         return
     import micropython
@@ -71,25 +99,30 @@ def gc_setup():
     if emergency is not None:  # the ESP32 port has it; the unix port does not
         emergency(100)
     gc.collect()
-    free = gc.mem_free()
-    gc.threshold(max(_GC_MIN_THRESHOLD, free * 3 // 4))
+    gc.threshold(threshold)
 
 
 def idle_collect(now, due, events=0):
     """Collect now if the loop is idle long enough (the next deadline at
-    least _GC_IDLE_MS away) and either events were made since the last
-    collection (their frames are the garbage) or it is _GC_EVERY_MS ago (the
-    host's frames).  A steady game wakes every second (the shown second
-    changes), so garbage never builds up to the threshold between two."""
+    least _GC_IDLE_MS away: a collection of the 56 000-byte heap takes a few
+    ms) and either events were made since the last collection (their frames
+    are the garbage), or _GC_GARBAGE bytes of garbage built up (a burst of
+    resends after an outage: 20 ms apart, no new event), or it is
+    _GC_EVERY_MS ago (the host's frames).  A steady game wakes every second
+    (the shown second changes), so garbage never builds up to the threshold
+    between two."""
     if not _MICROPYTHON or ticks_diff(due, now) < _GC_IDLE_MS:
         return False
-    if GC[0] and events == GC[3] and ticks_diff(now, GC[2]) < _GC_EVERY_MS:
+    used = gc.mem_alloc()
+    if GC[0] and events == GC[3] and ticks_diff(now, GC[2]) < _GC_EVERY_MS \
+            and used - GC[4] < _GC_GARBAGE:
         return False
-    GC[1] = gc.mem_alloc()
+    GC[1] = used
     gc.collect()
     GC[0] += 1
     GC[2] = now
     GC[3] = events
+    GC[4] = gc.mem_alloc()
     return True
 
 
@@ -144,26 +177,77 @@ def start(hw):
     if cfg.error is not None:
         hw.panel.signal(EV_REFUSED, -1, 0, 0, now)  # audible: the file was not used
     _forget("hallclock_fw.hw.selftest")
-    gc_setup()
+    gc_setup(getattr(hw, "gc_threshold", GC_THRESHOLD))
     return app
+
+
+def heap_text(hw, info=False):
+    """(used, free, largest free GC block, text) for a health event: the GC
+    heap after a collection, the IDF heap's free and largest block where the
+    port has them (text ``idf=<free>,<largest>``), and with ``info`` the
+    versions and partitions (``hw.info_text``)."""
+    gc.collect()
+    used = gc.mem_alloc() if _MICROPYTHON else NULL  # (CPython: no such heap)
+    free = gc.mem_free() if _MICROPYTHON else NULL
+    largest = NULL
+    text = None
+    figures = getattr(hw, "heap_figures", None)
+    if figures is not None:
+        largest, idf_free, idf_largest = figures()
+        if idf_free >= 0:
+            text = "idf=%d,%d" % (idf_free, idf_largest)
+    if info:
+        more = "fw=" + VERSION
+        fn = getattr(hw, "info_text", None)
+        if fn is not None:
+            more = more + ";" + fn()
+        text = more if text is None else more + ";" + text
+    return used, free, largest, text
+
+
+def report_health(hw, app, now, info=False):
+    """A health event now; the next periodic one _HEALTH_MS later."""
+    used, free, largest, text = heap_text(hw, info)
+    app.health(now, used, free, largest, HEALTH[0], text)
+    HEALTH[0] = 0
+    HEALTH[1] = ticks_add(now, _HEALTH_MS)
 
 
 def loop(hw, app, passes=-1):
     """The device loop: one pass, then sleep until the app's next wake-up (a
     deadline, a signal edge, a display change) or a button or host byte.
     ``passes`` < 0: for ever (tests give a number).  Ends early when the host
-    asked for the console (an ``M`` frame, docs/protocol.md "Maintenance")."""
+    asked for the console (an ``M`` frame, docs/protocol.md "Maintenance").
+    Feeds the watchdog every pass; a pass that hangs (or a loop that died)
+    lets it restart the board.  Health events: at the first pass, every
+    _HEALTH_MS, and when the host asks (``I``)."""
     ticks_ms = hw.ticks_ms
     wait = hw.wait
     link = app.link
+    start_wdt = getattr(hw, "watchdog", None)
+    wdt = start_wdt(WDT_MS) if start_wdt is not None else None
+    HEALTH[0] = 0
+    HEALTH[1] = ticks_ms()  # the first pass reports
     while passes != 0 and not link.maintenance:
         now = ticks_ms()
+        if wdt is not None:
+            wdt.feed()
+        if link.info_owed:
+            link.info_owed = False
+            report_health(hw, app, now, True)
+        elif ticks_diff(now, HEALTH[1]) >= 0:
+            report_health(hw, app, now)
         app.step(now)
+        took = ticks_diff(ticks_ms(), now)
+        if took > HEALTH[0]:
+            HEALTH[0] = took
         due = app.next_wake(now)
         idle_collect(now, due, app.events)
         wait(due)
         if passes > 0:
             passes -= 1
+    if wdt is not None and hasattr(hw, "watchdog_off"):
+        hw.watchdog_off()  # the console is handed back: nobody feeds it from the loop
 
 
 def run(hw):

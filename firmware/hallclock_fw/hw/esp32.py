@@ -87,6 +87,8 @@ class ESP32:
         self.panel = build_panel(buttons, buzzer, leds, hall, self.displays, now)
         self.panel.buttons.arm()
         self.uart = StdioLink()
+        self.wdt = None
+        self.wdt_timer = None
         self.default_clock = "clock-" + "".join("%02x" % b for b in machine.unique_id()[-3:])
 
     ticks_ms = staticmethod(time.ticks_ms)
@@ -123,6 +125,55 @@ class ESP32:
     def set_brightness(self, level):
         for d in self.displays:
             d.set_brightness(level)
+
+    # -- the watchdog and the clock's own figures (docs/hardware.md) ----------
+    def watchdog(self, ms):
+        """The hardware watchdog, started: the loop feeds it every pass; a
+        pass that hangs for ``ms`` restarts the board.  Once started it
+        cannot be stopped (ESP32 task watchdog)."""
+        self.wdt = machine.WDT(timeout=ms)
+        return self.wdt
+
+    def watchdog_off(self):
+        """The console is handed back (M frame): a timer feeds the watchdog
+        from now on, so the REPL and mpremote are not reset under a person."""
+        wdt = self.wdt
+        if wdt is None:
+            return
+        self.wdt_timer = machine.Timer(0)
+        self.wdt_timer.init(period=1000, callback=lambda _t: wdt.feed())
+
+    def heap_figures(self):
+        """(largest free GC block, IDF heap free, its largest free block).  The
+        port tells no largest free GC block (-1); gc.mem_free() on 1.22+
+        already counts the largest IDF block (docs/micropython.md)."""
+        try:
+            import esp32
+            free = 0
+            largest = 0
+            for _total, f, big, _min in esp32.idf_heap_info(esp32.HEAP_DATA):
+                free += f
+                if big > largest:
+                    largest = big
+            return -1, free, largest
+        except (ImportError, AttributeError):
+            return -1, -1, -1
+
+    def info_text(self):
+        """``mp=<version>;part=<label>:<KiB>,...`` for ``hallclock doctor``."""
+        v = sys.implementation.version
+        text = "mp=%d.%d.%d" % (v[0], v[1], v[2])
+        try:
+            import esp32
+            parts = []
+            for kind in (esp32.Partition.TYPE_APP, esp32.Partition.TYPE_DATA):
+                for p in esp32.Partition.find(kind):
+                    info = p.info()
+                    parts.append("%s:%d" % (info[4], info[3] // 1024))
+            text = text + ";part=" + ",".join(parts)
+        except (ImportError, AttributeError):
+            pass
+        return text[:80]  # the frame's line limit (protocol.MAX_LINE)
 
 
 def reset():

@@ -115,8 +115,8 @@ def interpreter_options(p, webassembly=True):
     p.add_argument("--interpreter", choices=choices, default="cpython",
                    help="the device side: " + ", ".join(words[c] for c in choices))
     p.add_argument("--heap-kib", type=_heap_kib, default=None, metavar="N",
-                   help="micropython-unix: the GC heap in KiB (default 91, a plain "
-                        "ESP32's free heap)")
+                   help="micropython-unix: the board's GC heap in KiB (default 56, the "
+                        "first GC area of a stock ESP32 since MicroPython 1.22)")
 # -- end of the interpreter options --
 
 

@@ -180,3 +180,21 @@ class FakeUART:
 class SimClock:
     def __init__(self, now):
         self.now = now
+
+
+class FakeWDT:
+    """machine.WDT on the virtual board: ``feed()`` by the loop; ``expired()``
+    once ``timeout_ms`` of the board's (simulated) time passed without one --
+    the harness then restarts the board, as the real watchdog does."""
+
+    def __init__(self, ticks_ms, timeout_ms):
+        self.ticks_ms = ticks_ms
+        self.timeout_ms = timeout_ms
+        self.fed = ticks_ms()
+
+    def feed(self):
+        self.fed = self.ticks_ms()
+
+    def expired(self):
+        from hallclock_fw.core.timing import ticks_diff
+        return ticks_diff(self.ticks_ms(), self.fed) > self.timeout_ms

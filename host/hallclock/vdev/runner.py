@@ -28,6 +28,7 @@ WAITING = 2  # the scenario has ended; events still unacknowledged
 HANDED_BACK = 3  # the host took the console (M frame): the clock has stopped
 PACED = 4  # no pass: simulated time would outrun real time while events wait (pace)
 PACE_GRACE_MS = 100  # real ms simulated time waits for the host's ack before it runs on
+CRASH_RESET_MS = 3000  # main.py: an uncaught error, its traceback, 3 s, machine.reset()
 
 
 def session_after(sid):
@@ -67,6 +68,8 @@ class Runner:
         self._anchor = None  # (real ms, simulated ms) when events began to wait
         self._wake = -1  # the pass a woken pass came before (UnixHW.wait)
         self.app = None
+        self.fault = None  # "hang" or "crash": the next pass fails that way
+        self.resets = 0  # restarts by the watchdog or main.py after a fault
         self._boot(start_ticks)
 
     def make_displays(self):
@@ -115,6 +118,8 @@ class Runner:
                 self._edge(t + length, pin, 1)
         elif action == "reboot":
             self.reboot()
+        elif action == "hang" or action == "crash":
+            self.fault = action
         elif action == "end":
             self.ended = True
             self.app.end(self.now())
@@ -198,8 +203,14 @@ class Runner:
         self.last_ms = self.ms
         self.clock.now = self.now()
         self._apply()
+        if self.fault is not None:
+            self._fail()
         self.app.step(self.clock.now)
         self.passes += 1
+        if self.app.link.info_owed:  # the host's I frame: hw/device.py's loop answers it
+            self.app.link.info_owed = False
+            from hallclock_fw.hw.device import report_health
+            report_health(self, self.app, self.clock.now, True)
         if self.app.link.maintenance:  # device.loop ends; main.py returns to the REPL
             hand_back(self.uart)
             return HANDED_BACK
@@ -207,6 +218,20 @@ class Runner:
             return DONE if self.app.idle() else WAITING
         self.ms = self._move_on(wake)
         return RUNNING
+
+    def _fail(self):
+        """The pass fails (a ``hang`` or ``crash`` action): the watchdog
+        (hw/device.py WDT_MS, never fed by a pass that does not return) or
+        main.py (3 s after an uncaught error) restarts the board.  The unix
+        hardware object makes the firmware's own pass fail instead."""
+        from hallclock_fw.hw.device import WDT_MS
+        self.ms += WDT_MS + 1 if self.fault == "hang" else CRASH_RESET_MS
+        self.fault = None
+        self.resets += 1
+        self.last_ms = self.ms
+        self.reboot()
+        self.clock.now = self.now()
+        self._apply()
 
     def _move_on(self, wake):
         """Simulated time of the next pass.  ``wake`` >= 0: this pass was woken

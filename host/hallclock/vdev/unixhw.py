@@ -21,7 +21,7 @@ import time
 
 from hallclock_fw.hw import device
 
-from .runner import Runner
+from .runner import CRASH_RESET_MS, Runner
 
 EXIT_SILENT = 3  # the host was silent for silence_ms
 EXIT_MEMORY = 4  # MemoryError: the heap is too small
@@ -41,12 +41,17 @@ class Rebooted(Exception):
     """A ``reboot`` action: the loop starts again with the new App."""
 
 
+class WatchdogReset(BaseException):
+    """The fake watchdog fired (no firmware ``except Exception`` catches it)."""
+
+
 class UnixHW(Runner):
     """The hardware object of hw/device.py (panel, uart, ticks_ms, wait, ...)
     around the scenario Runner's fake pins and schedule."""
 
     def __init__(self, link, mode, settings, actions, clock, sid, start_ticks=0,
-                 period=None, silence_ms=30000, account=False):
+                 period=None, silence_ms=30000, account=False, word_scale=1.0, harness=0,
+                 board_free=None):
         self.line = link
         self.poller = select.poll()
         self.poller.register(link, select.POLLIN)
@@ -76,6 +81,13 @@ class UnixHW(Runner):
         self.longest_collect_us = 0
         self.collect_total_us = 0  # the loop's collections (no list: it would take heap)
         self.collect_n = 0
+        self.wdt = None
+        self.watchdog_resets = 0
+        self.crash_resets = 0
+        self.gc_threshold = int(device.GC_THRESHOLD * word_scale) + harness
+        self.harness_gc = harness
+        self.board_free = board_free
+        self.ballast = None
         Runner.__init__(self, mode, settings, actions, clock=clock, sid=sid,
                         start_ticks=start_ticks, period=period)
 
@@ -89,6 +101,9 @@ class UnixHW(Runner):
 
     # -- hw/device.py's hardware object ------------------------------------
     def _boot(self, now):
+        if self.ballast:  # a reset: the board's whole heap is the new boot's
+            self.ballast = None
+            gc.collect()
         from hallclock_fw.hw.panel import build_panel
         self.panel = build_panel(self.pins, self.buzzer, self.leds, self.hall,
                                  self.displays, now)
@@ -99,6 +114,8 @@ class UnixHW(Runner):
         self.booted += 1
         self.app = device.start(self)
         gc.collect()
+        if self.board_free is not None:
+            self.fill(self.board_free)
         self.heap_after_start = gc.mem_alloc()
         self.modules_after_start = sorted(m for m in sys.modules if m.startswith("hallclock_fw"))
         # boot ended with a collection (gc_setup's, and the one above): count from here
@@ -106,8 +123,72 @@ class UnixHW(Runner):
         self.since_collect = 0
         self.mark_pass()
 
+    def fill(self, free):
+        """The heap of a board: all of this process's free heap but ``free``
+        (the board's, after boot, on this port's sizes) and the harness's
+        garbage room is taken by a ballast.  MemoryError if the firmware
+        after boot does not fit the board's heap at all."""
+        if free < 0:
+            raise MemoryError("the firmware after boot needs %d bytes more than the heap"
+                              % -free)
+        extra = gc.mem_free() - free - self.harness_gc
+        ballast = []  # in pieces: the free heap is not one block
+        size = extra
+        while extra > 64 and size > 64:
+            try:
+                ballast.append(bytearray(size if size < extra else extra))
+                extra -= len(ballast[-1]) + 16
+            except MemoryError:
+                size //= 2
+        self.ballast = ballast
+        gc.collect()
+
     def ticks_ms(self):
+        wdt = self.wdt
+        if wdt is not None and wdt.expired():
+            self.wdt = None
+            raise WatchdogReset()
         return self.now()
+
+    # -- the watchdog, the clock's figures (hw/device.py's optional parts) ---
+    def watchdog(self, ms):
+        from .fakes import FakeWDT
+        self.wdt = FakeWDT(self.now, ms)
+        return self.wdt
+
+    def watchdog_off(self):
+        self.wdt = None  # the board's timer feeds it while the REPL has the console
+
+    def heap_figures(self):
+        """The largest free block (bisected: the board cannot tell it); no IDF
+        heap on the unix port.  The bisection's allocations and sweep are the
+        harness's, kept out of the pass's accounting."""
+        largest = largest_free()
+        if self.account:
+            self.pass_x = micropython.mem_current() - gc.mem_alloc()
+            self.prev_total = micropython.mem_total()
+        return largest, -1, -1
+
+    def info_text(self):
+        v = sys.implementation.version
+        return "mp=%d.%d.%d;port=unix" % (v[0], v[1], v[2])
+
+    def arm_fault(self):
+        """A ``hang`` or ``crash`` action: the firmware's next pass fails in
+        its core's tick -- it spins reading the time until the watchdog fires,
+        or raises."""
+        fault = self.fault
+        self.fault = None
+        core = self.app.core
+        if fault == "hang":
+            def tick(now):
+                while True:
+                    self.ms += 1
+                    self.ticks_ms()
+        else:
+            def tick(now):
+                raise RuntimeError("a fault injected by the scenario's crash")
+        core.tick = tick
 
     def reboot(self):
         """A ``reboot`` action: leave the loop first (its frame holds the old
@@ -215,7 +296,8 @@ class UnixHW(Runner):
                 "threshold": gc.threshold(), "firmware_from": device.__file__,
                 "modules_after_start": self.modules_after_start,
                 "free_end": gc.mem_free(), "alloc_end": gc.mem_alloc(),
-                "largest_free_end": largest_free()}
+                "largest_free_end": largest_free(),
+                "watchdog_resets": self.watchdog_resets, "crash_resets": self.crash_resets}
 
     # -- the line ------------------------------------------------------------
     def _write(self):
@@ -307,6 +389,8 @@ class UnixHW(Runner):
         self.last_ms = self.ms
         self.clock.now = self.now()
         self._apply()  # may raise Rebooted
+        if self.fault is not None:
+            self.arm_fault()
         self.mark_pass()
 
 
@@ -374,7 +458,8 @@ def _timed_collect(hw):
 
 
 def main(link, scenario, clock, sid, start_ticks=0, period=None,
-         silence_ms=30000, account=False, gc_policy="firmware"):
+         silence_ms=30000, account=False, gc_policy="firmware", word_scale=1.0, harness=0,
+         board_free=None):
     """Run the scenario to its end; exit code 0 (the host has every event),
     EXIT_SILENT or EXIT_MEMORY.  With ``account`` a line ``@@ {json}`` with the
     heap figures goes to stdout at the end."""
@@ -383,21 +468,36 @@ def main(link, scenario, clock, sid, start_ticks=0, period=None,
         gc.collect()
         hw = UnixHW(open_line(link), mode, settings, actions, clock, sid,
                     start_ticks=start_ticks, period=period, silence_ms=silence_ms,
-                    account=account)
+                    account=account, word_scale=word_scale, harness=harness,
+                    board_free=board_free)
         if account:
             _timed_collect(hw)
         if gc_policy == "off":  # the control: collections where they fall
             device.idle_collect = lambda now, due, events=0: False
             gc.threshold(4096)
         hw._apply()  # what is due at ms 0 (as the Runner's first step)
+        if hw.fault is not None:
+            hw.arm_fault()
         while True:
             try:
                 device.loop(hw, hw.app)
             except Rebooted:
                 hw.reboot_now()
                 continue
+            except WatchdogReset:  # a pass hung: the watchdog restarts the board
+                hw.watchdog_resets += 1
+                hw.reboot_now()
+                continue
             except Done:
                 break
+            except (MemoryError, Silent):
+                raise
+            except Exception as e:  # as main.py: the traceback, 3 s, machine.reset()
+                sys.print_exception(e, sys.stderr)
+                hw.crash_resets += 1
+                hw.ms += CRASH_RESET_MS
+                hw.reboot_now()
+                continue
             # the loop returned: the host took the console (M frame)
             device.hand_back(hw.uart)
             hw.flush()
@@ -409,5 +509,8 @@ def main(link, scenario, clock, sid, start_ticks=0, period=None,
         sys.stderr.write("@@memory\n")
         sys.exit(EXIT_MEMORY)
     if account:
+        report = hw.report()  # (the fragmentation figures with the ballast in place)
+        hw.ballast = None  # the harness's own last words need room
+        gc.collect()
         import json
-        print("@@ " + json.dumps(hw.report()))
+        print("@@ " + json.dumps(report))

@@ -1,0 +1,166 @@
+"""The clock's own margins, host side: the ``health`` event's text, the
+summary per clock that ``hallclock report`` prints, and what ``hallclock
+doctor`` calls short (docs/hardware.md "The health event").
+
+A health event carries four integers (catalog.EVENTS: gc_used, gc_free,
+gc_largest, longest_pass_ms) and a text of ``;``-separated parts:
+
+    idf=<free>,<largest>        the IDF heap (Wi-Fi's and the sockets' memory),
+                                where the port has esp32.idf_heap_info
+    fw=<version>                answering the host's I frame: hallclock_fw.VERSION
+    mp=<a.b.c>                  ... MicroPython's version
+    part=<label>:<KiB>,...      ... the flash partitions (esp32.Partition)
+"""
+from hallclock_fw.hw.device import GC_THRESHOLD
+
+GC_AREA = 56000  # the ESP32's first GC area since MicroPython 1.22 (docs/micropython.md)
+IDF_FREE_MIN = 32768  # Wi-Fi takes 28-46 KB of the IDF heap, each lwIP socket 4-7 KB
+IDF_BLOCK_MIN = 8192  # a socket's buffers in one piece
+PASS_MAX_MS = 5000  # half the watchdog's timeout (hw/device.py _WDT_MS)
+MP_MIN = (1, 22, 0)  # the heap model (one 56 000-byte area that grows) holds from here
+
+
+def health_fields(text):
+    """The fields of a health event's text (unknown parts are kept as text)."""
+    out = {}
+    for part in (text or "").split(";"):
+        key, _eq, value = part.partition("=")
+        if not key:
+            continue
+        if key == "idf":
+            free, _c, largest = value.partition(",")
+            try:
+                out["idf_free"] = int(free)
+                out["idf_largest"] = int(largest)
+            except ValueError:
+                out["idf"] = value
+        elif key == "fw":
+            out["firmware"] = value
+        elif key == "mp":
+            out["micropython"] = value
+        elif key == "part":
+            parts = {}
+            for item in value.split(","):
+                label, _c, kib = item.partition(":")
+                if label:
+                    parts[label] = int(kib) if kib.isdigit() else kib
+            out["partitions"] = parts
+        else:
+            out[key] = value
+    return out
+
+
+def _version(text):
+    try:
+        return tuple(int(x) for x in str(text).split("."))
+    except ValueError:
+        return None
+
+
+def shortfalls(rec, network=None):
+    """What a health record says is short: one plain sentence each."""
+    out = []
+    used = rec.get("gc_used")
+    if isinstance(used, int) and used + GC_THRESHOLD > GC_AREA:
+        out.append(f"GC heap: {used} B live leaves less than the collection threshold "
+                   f"({GC_THRESHOLD} B) inside the first {GC_AREA} B area: the heap will "
+                   "grow into the memory Wi-Fi needs (docs/micropython.md)")
+    idf_free, idf_largest = rec.get("idf_free"), rec.get("idf_largest")
+    if isinstance(idf_free, int) and idf_free >= 0 and network is not False:
+        if idf_free < IDF_FREE_MIN:
+            out.append(f"IDF heap: {idf_free} B free, under {IDF_FREE_MIN} B: Wi-Fi and its "
+                       "sockets may drop packets (ENOBUFS)")
+        elif isinstance(idf_largest, int) and 0 <= idf_largest < IDF_BLOCK_MIN:
+            out.append(f"IDF heap: largest free block {idf_largest} B, under "
+                       f"{IDF_BLOCK_MIN} B: a new socket may not get its buffers")
+    longest = rec.get("longest_pass_ms")
+    if isinstance(longest, int) and longest > PASS_MAX_MS:
+        out.append(f"a pass of the loop took {longest} ms, more than half the watchdog's "
+                   "10 s: a longer one restarts the clock")
+    mp = rec.get("micropython")
+    if mp is not None:
+        v = _version(mp)
+        if v is not None and v < MP_MIN:
+            out.append(f"MicroPython {mp} is older than 1.22: flash a current ESP32_GENERIC "
+                       "image (make flash)")
+    fw = rec.get("firmware")
+    if fw is not None:
+        from hallclock_fw import VERSION
+        if fw != VERSION:
+            out.append(f"firmware {fw} on the clock, {VERSION} on this host: make deploy")
+    parts = rec.get("partitions")
+    if isinstance(parts, dict) and parts and "vfs" not in parts and "ffat" not in parts:
+        out.append("no vfs partition: the firmware has nowhere to live (flash a stock image)")
+    return out
+
+
+def per_clock(records):
+    """{clock: summary} of the health records of a log, in order of appearance."""
+    out = {}
+    for rec in records:
+        if rec.get("event") != "health":
+            continue
+        s = out.setdefault(str(rec.get("clock")), {"reports": 0, "last": None})
+        s["reports"] += 1
+        s["last"] = rec
+        for key, pick in (("gc_used", max), ("gc_free", min), ("gc_largest", min),
+                          ("idf_free", min), ("idf_largest", min), ("longest_pass_ms", max)):
+            v = rec.get(key)
+            if not isinstance(v, int) or v < 0:
+                continue
+            s[key] = v if key not in s else pick(s[key], v)
+    return out
+
+
+def summary_lines(records):
+    """The report's lines: per clock the worst figure of each kind."""
+    lines = []
+    for clock, s in per_clock(records).items():
+        lines.append(f"health {clock}: {s['reports']} report(s); longest pass "
+                     f"{s.get('longest_pass_ms', 0)} ms")
+        if "gc_used" in s:
+            lines.append(f"  GC heap: at most {s['gc_used']} B live, margin "
+                         f"{GC_AREA - s['gc_used']} B to {GC_AREA} B")
+        if "gc_free" in s:
+            lines.append(f"  GC free: at least {s['gc_free']} B"
+                         + (f", largest block {s['gc_largest']} B" if "gc_largest" in s else ""))
+        if "idf_free" in s:
+            lines.append(f"  IDF heap: at least {s['idf_free']} B free, largest block "
+                         f"{s.get('idf_largest', '?')} B")
+        worst = dict(s["last"])
+        worst.update({k: v for k, v in s.items() if k not in ("reports", "last")})
+        for short in shortfalls(worst):
+            lines.append(f"  short: {short}")
+    return lines
+
+
+def print_health(games, console):
+    """``hallclock report``: the health summary of every clock in the games."""
+    records = [r for g in games for r in g.records]
+    for line in summary_lines(records):
+        console.print(line, markup=False)
+
+
+def without_health(records):
+    """The log as a clock that makes no health reports would have written it:
+    health records dropped, every later ``seq`` (and a power_loss's
+    ``last_seq``) of the same session lowered by the reports before it.  The
+    virtual device under CPython has no heap to report (it runs App passes,
+    not hw/device.py's loop), so its log equals the unix port's or a board's
+    this way."""
+    removed = {}  # (clock, session) -> sorted seqs of its health records
+    for r in records:
+        if r.get("event") == "health" and isinstance(r.get("seq"), int):
+            removed.setdefault((r.get("clock"), r.get("session")), []).append(r["seq"])
+    out = []
+    for r in records:
+        if r.get("event") == "health":
+            continue
+        gone = removed.get((r.get("clock"), r.get("session")))
+        if gone:
+            r = dict(r)
+            for key in ("seq", "last_seq"):
+                if isinstance(r.get(key), int):
+                    r[key] -= sum(1 for s in gone if s < r[key])
+        out.append(r)
+    return out
