@@ -12,6 +12,7 @@ hall's logger stores it as every other event.
 import select
 import time
 
+GROUP = "prepare"  # the director's task (hallclock.cliopts.GROUPS)
 ASK_AGAIN_S = 1.0  # W and I again this often (noise may eat a frame)
 
 
