@@ -167,6 +167,7 @@ class PageServer(HTTPServer):
     connections waiting, drops the oldest to take a new one."""
 
     daemon_threads = True
+    request_queue_size = 128  # the listen backlog: a burst of connects is not refused
     request_s = REQUEST_S
     max_waiting = MAX_WAITING
 

@@ -1,0 +1,114 @@
+"""The laptop's two web pages (the projector's ``hall-display``, the
+referee's ``console``) keep serving whatever a client does to them
+(docs/network.md, "Threat model"): 1 000 idle connections and a hundred slow
+ones (a request head sent in part, then nothing) leave a new request
+answered; a ``Host`` that is not this machine is refused; the pages listen on
+127.0.0.1 unless told otherwise.
+
+Each server runs in a process of its own with the 1 024 open files a laptop's
+shell gives (more idle connections than it can hold open at once).
+"""
+import os
+import resource
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT
+
+IDLE = 1000
+SLOW = 100
+LAPTOP_FILES = 1024
+SERVERS = {
+    "hall-display": "from hallclock import projector as m\nsrv = m.make_server(LOG, '127.0.0.1', 0)\n",
+    "console": "from hallclock import refconsole as m\n"
+               "srv = m.make_server(LOG, '127.0.0.1', 0, token='t0ken')\n",
+}
+RUN = "print(srv.server_address[1], flush=True)\nfrom hallclock.webserve import serve\nserve(srv)\n"
+
+
+def _laptop_files():
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(LAPTOP_FILES, hard), hard))
+
+
+@pytest.fixture(params=sorted(SERVERS))
+def server(request, tmp_path):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "host"), os.path.join(ROOT, "firmware"),
+                                         env.get("PYTHONPATH", "")])
+    code = f"LOG = {str(tmp_path / 'hall.jsonl')!r}\n" + SERVERS[request.param] + RUN
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                         env=env, preexec_fn=_laptop_files)
+    try:
+        port = int(p.stdout.readline())
+        yield ("127.0.0.1", port)
+    finally:
+        p.kill()
+        p.wait()
+
+
+def get(address, path="/", host=None, timeout=10.0):
+    """(status, seconds) of one GET on a fresh connection."""
+    t = time.monotonic()
+    with socket.create_connection(address, timeout=timeout) as s:
+        h = host if host is not None else "%s:%d" % address
+        s.sendall(f"GET {path} HTTP/1.1\r\nHost: {h}\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        while b"\r\n" not in data:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+    status = int(data.split(b" ", 2)[1]) if data.startswith(b"HTTP/") else None
+    return status, time.monotonic() - t
+
+
+def attackers(address, idle=IDLE, slow=SLOW):
+    """``idle`` connections that send nothing, ``slow`` that send half a head."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = idle + slow + 256
+    if soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, want), hard))
+    socks = []
+    for i in range(idle + slow):
+        s = socket.socket()
+        s.settimeout(2)
+        try:
+            s.connect(address)
+            if i >= idle:
+                s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        except OSError:
+            pass  # the server dropped it: the attack goes on with the others
+        socks.append(s)
+    return socks
+
+
+def test_idle_and_slow_connections_leave_the_page_served(server):
+    assert get(server)[0] == 200
+    socks = attackers(server)
+    try:
+        for _ in range(10):  # fresh requests, one after another, while the attack holds
+            status, _took = get(server, timeout=10)
+            assert status == 200
+    finally:
+        for s in socks:
+            s.close()
+
+
+def test_a_host_that_is_not_this_machine_is_refused(server):
+    assert get(server, host="evil.example")[0] == 421  # DNS rebinding
+    assert get(server, host="evil.example:%d" % server[1])[0] == 421
+    assert get(server, host="")[0] in (400, 421)
+    for ok in ("localhost:%d" % server[1], "127.0.0.1", "[::1]:%d" % server[1],
+               socket.gethostname()):
+        assert get(server, host=ok)[0] == 200, ok
+
+
+def test_the_pages_listen_on_this_machine_unless_told():
+    from hallclock.cli import build_parser
+    for argv in (["console", "--log", "x.jsonl"], ["hall-display", "--log", "x.jsonl"]):
+        assert build_parser().parse_args(argv).host == "127.0.0.1"
