@@ -236,3 +236,31 @@ def test_an_oversized_message_is_never_delivered(hall):
         assert clock.cuts == 0
     finally:
         clock.stop()
+
+
+def test_viewer_json_holds_only_the_viewer(hall):
+    """A viewer laptop gets viewer.json: it reads the hall, and holds no
+    password that writes anything."""
+    import json
+
+    from hallclock.broker import load_credentials
+    from hallclock.errors import BadInput
+    path = os.path.join(hall.conf_dir, "viewer.json")
+    assert oct(os.stat(path).st_mode & 0o777) == "0o600"
+    with open(path, encoding="utf-8") as f:
+        assert json.load(f) == {"viewer": hall.creds["viewer"]}
+    creds = load_credentials(path, "viewer")
+    for other in ("logger", "referee", "t1"):
+        with pytest.raises(BadInput, match="no entry"):
+            load_credentials(path, other)
+    viewer = BrokerClient(hall.address, creds["viewer"], [up("+")]).start()  # over the hall
+    try:
+        t1 = BrokerClient(hall.address, hall.creds["t1"], []).start()
+        hello = protocol.hello("0000cafe", "t1", "scrabble", "1")
+        t1.publish(up("t1"), hello)
+        got = []
+        wait_for(lambda: got.extend(viewer.messages()) or (up("t1"), hello) in got, 10,
+                 "t1's frame at the viewer")
+        t1.stop()
+    finally:
+        viewer.stop()
