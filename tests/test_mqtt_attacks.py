@@ -264,3 +264,48 @@ def test_viewer_json_holds_only_the_viewer(hall):
         t1.stop()
     finally:
         viewer.stop()
+
+
+def _listeners(conf):
+    out, cur = [], None
+    for line in conf.splitlines():
+        parts = line.split()
+        if parts[:1] == ["listener"]:
+            cur = {"port": int(parts[1]), "addr": parts[2] if len(parts) > 2 else None}
+            out.append(cur)
+        elif cur is not None and parts:
+            cur[parts[0]] = " ".join(parts[1:])
+    return out
+
+
+def test_broker_config_binds_the_hall_to_the_address_given(tmp_path):
+    """Plaintext on --bind only, the laptop's listener on 127.0.0.1, and
+    every hall listener limited and named by user; --tls-port needs --bind."""
+    out = tmp_path / "h"
+    r = subprocess.run(HALLCLOCK + ["broker-config", "--hall", "h", "--clocks", "t1,t2",
+                                    "--out", str(out), "--port", "18830", "--bind",
+                                    "192.168.50.10", "--tls-port", "18883"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    conf = (out / "mosquitto.conf").read_text()
+    local, plain, tls = _listeners(conf)
+    assert (local["port"], local["addr"]) == (18831, "127.0.0.1") and "127.0.0.1:18831" in r.stdout
+    assert (plain["port"], plain["addr"]) == (18830, "192.168.50.10")
+    assert (tls["port"], tls["addr"]) == (18883, "192.168.50.10") and "cafile" in tls
+    for hall_door in (plain, tls):
+        assert hall_door["use_username_as_clientid"] == "true"
+        assert int(hall_door["max_connections"]) < LAPTOP_FILES // 4
+    assert int(local["max_connections"]) > 0 and "use_username_as_clientid" not in local
+    assert "retain_available false" in conf
+    r = subprocess.run(HALLCLOCK + ["broker-config", "--hall", "h", "--clocks", "t1",
+                                    "--out", str(tmp_path / "x"), "--tls-port", "18883"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--bind" in r.stderr and "Traceback" not in r.stderr
+    r = subprocess.run(HALLCLOCK + ["broker-config", "--hall", "h", "--clocks", "t1",
+                                    "--out", str(tmp_path / "y")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "every interface" in r.stderr
+    r = subprocess.run(HALLCLOCK + ["broker-config", "--hall", "h", "--clocks", "t1",
+                                    "--out", str(tmp_path / "z"), "--local-port", "1883"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--local-port" in r.stderr
