@@ -112,3 +112,52 @@ def test_the_pages_listen_on_this_machine_unless_told():
     from hallclock.cli import build_parser
     for argv in (["console", "--log", "x.jsonl"], ["hall-display", "--log", "x.jsonl"]):
         assert build_parser().parse_args(argv).host == "127.0.0.1"
+
+
+@pytest.fixture
+def small_server(tmp_path):
+    """The projector's server in this process, with a short request deadline
+    and a small waiting room (the same code as REQUEST_S / MAX_WAITING)."""
+    import threading
+
+    from hallclock import projector
+    srv = projector.make_server(str(tmp_path / "hall.jsonl"), "127.0.0.1", 0)
+    srv.request_s = 0.5
+    srv.max_waiting = 4
+    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05},
+                     daemon=True).start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+def _closed_by_server(s, timeout=10.0):
+    s.settimeout(timeout)
+    try:
+        return s.recv(1) == b""
+    except ConnectionResetError:
+        return True
+    except socket.timeout:
+        return False
+
+
+def test_a_request_not_in_within_the_deadline_is_dropped(small_server):
+    address = small_server.server_address[:2]
+    s = socket.create_connection(address)
+    s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and never the blank line
+    assert _closed_by_server(s)
+    s.close()
+    assert small_server.dropped >= 1
+    assert get(address)[0] == 200
+
+
+def test_the_oldest_waiting_connection_makes_room_for_a_new_one(small_server):
+    address = small_server.server_address[:2]
+    small_server.request_s = 60.0  # only the waiting room's bound drops them now
+    idle = [socket.create_connection(address) for _ in range(6)]
+    try:
+        assert _closed_by_server(idle[0]) and _closed_by_server(idle[1])
+        assert get(address)[0] == 200  # a new request, with the room full of idle ones
+    finally:
+        for s in idle:
+            s.close()

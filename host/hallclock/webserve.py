@@ -117,12 +117,24 @@ def host_allowed(header, server):
         return True
     except ValueError:
         pass
-    own = {"localhost", socket.gethostname().lower(), socket.getfqdn().lower()}
-    own.add(socket.gethostname().lower() + ".local")
-    bound = getattr(server, "bound_name", None)
-    if bound:
-        own.add(bound.lower())
-    return name in own or name.endswith(".localhost")
+    return name in own_names(server) or name.endswith(".localhost")
+
+
+def own_names(server):
+    """The names this machine answers to (no DNS lookup: a hall often has no
+    DNS), computed once per server."""
+    names = getattr(server, "_own_names", None)
+    if names is None:
+        host = socket.gethostname().lower()
+        names = {"localhost", host, host + ".local"}
+        bound = getattr(server, "bound_name", None)
+        if bound:
+            names.add(bound.lower())
+        try:
+            server._own_names = names
+        except AttributeError:
+            pass
+    return names
 
 
 class _Ready:
@@ -200,26 +212,31 @@ class PageServer(HTTPServer):
     def _read_loop(self):
         while not self.closing:
             try:
-                events = self.selector.select(0.25)
-            except (OSError, ValueError):
-                return
-            now = time.monotonic()
-            for key, _ev in events:
-                if key.data is None:
-                    try:
-                        while os.read(self.wake_r, 4096):
-                            pass
-                    except (BlockingIOError, OSError):
+                self._read_pass()
+            except Exception:  # noqa: BLE001 (the reader outlives any one connection)
+                if self.closing:
+                    return
+                time.sleep(0.01)  # a broken pass is not retried in a hot loop
+
+    def _read_pass(self):
+        events = self.selector.select(0.25)
+        now = time.monotonic()
+        for key, _ev in events:
+            if key.data is None:
+                try:
+                    while os.read(self.wake_r, 4096):
                         pass
-                    continue
-                self._readable(key.fd)
-            while self.incoming:
-                self._take(self.incoming.popleft(), now)
-            while self.waiting:  # oldest first: expired ones lead
-                fd, entry = next(iter(self.waiting.items()))
-                if entry[2] > now:
-                    break
-                self._drop(fd)
+                except (BlockingIOError, OSError):
+                    pass
+                continue
+            self._readable(key.fd)
+        while self.incoming:
+            self._take(self.incoming.popleft(), now)
+        while self.waiting:  # oldest first: expired ones lead
+            fd, entry = next(iter(self.waiting.items()))
+            if entry[2] > now:
+                break
+            self._drop(fd)
 
     def _take(self, sock, now):
         while len(self.waiting) >= self.max_waiting:
