@@ -41,10 +41,12 @@ class Logger:
     """``hallclock log --broker`` on a disk with ROOM bytes left."""
 
     def __init__(self, hall, out):
+        env = dict(os.environ, PYTHONFAULTHANDLER="1")  # SIGABRT shows where it hangs
         self.proc = subprocess.Popen(HALLCLOCK + [
             "log", "--broker", f"127.0.0.1:{hall.local_port}", "--hall", HALL,
             "--credentials", hall.cred_file, "--out", str(out), "--exit-on-end", "--plain"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_limit_fsize)
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_limit_fsize,
+            env=env)
         hall.loggers.append(self.proc)
         self.proc.stdout.readline()  # connected and subscribed
         self.err = []
@@ -57,6 +59,14 @@ class Logger:
 
     def said(self, text):
         return any(text in line for line in self.err)
+
+    def wait(self, timeout):
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.send_signal(signal.SIGABRT)
+            self.proc.wait(timeout=10)
+            raise AssertionError("the logger did not exit: " + "".join(self.err)) from None
 
     def space_back(self):
         inf = resource.RLIM_INFINITY
@@ -74,7 +84,7 @@ def test_a_full_disk_loses_nothing_and_everything_is_stored_once_there_is_room(h
     on_disk = len(clock_records(log, "t1"))
     assert log.stat().st_size <= ROOM
     lg.space_back()
-    lg.proc.wait(timeout=90)
+    lg.wait(90)
     err = "".join(lg.err)
     assert lg.proc.returncode == 0, err
     assert lg.said("writable again") and "Traceback" not in err
@@ -98,7 +108,7 @@ def test_records_unstored_at_the_end_are_an_error_never_exit_0(hall, tmp_path):
     wait_for(lambda: lg.said("cannot write"), 60, "the logger's disk warning")
     assert lg.proc.poll() is None  # --exit-on-end does not end with records held
     lg.proc.send_signal(signal.SIGINT)
-    lg.proc.wait(timeout=30)
+    lg.wait(60)
     err = "".join(lg.err)
     assert lg.proc.returncode not in (0, None), err
     assert "could not be stored" in err and "Traceback" not in err
