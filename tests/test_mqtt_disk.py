@@ -35,6 +35,9 @@ def hall(tmp_path):
 def _limit_fsize():
     soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
     resource.setrlimit(resource.RLIMIT_FSIZE, (ROOM, hard))
+    # Ctrl-C is the user's way to stop the logger; a test run in the background
+    # inherits SIGINT ignored, and Python then never raises KeyboardInterrupt
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 class Logger:
