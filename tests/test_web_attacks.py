@@ -23,7 +23,8 @@ IDLE = 1000
 SLOW = 100
 LAPTOP_FILES = 1024
 SERVERS = {
-    "hall-display": "from hallclock import projector as m\nsrv = m.make_server(LOG, '127.0.0.1', 0)\n",
+    "hall-display": "from hallclock import projector as m\n"
+                    "srv = m.make_server(LOG, '127.0.0.1', 0)\n",
     "console": "from hallclock import refconsole as m\n"
                "srv = m.make_server(LOG, '127.0.0.1', 0, token='t0ken')\n",
 }

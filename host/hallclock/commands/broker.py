@@ -72,7 +72,8 @@ def cmd_broker_config(args):
     broker.write_config(args.out, args.hall, clocks, port=args.port, bind=args.bind,
                         broker_host=args.address, tls=tls, local_port=args.local_port)
     local, _host = broker.listen_port(os.path.abspath(args.out))
-    print(f"hall {args.hall}: {len(clocks)} clocks; wrote {os.path.join(args.out, 'mosquitto.conf')}, "
+    conf = os.path.join(args.out, "mosquitto.conf")
+    print(f"hall {args.hall}: {len(clocks)} clocks; wrote {conf}, "
           f"credentials.json, viewer.json and clocks/*.cfg. Next: hallclock broker --dir "
           f"{args.out}; this laptop's tools use --broker 127.0.0.1:{local}")
     if not args.bind:
