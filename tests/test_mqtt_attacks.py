@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from mqttrig import HALL, HALLCLOCK, Hall, wait_for  # noqa: E402
 
 from hallclock.mqtthost import BrokerClient  # noqa: E402
-from hallclock_fw import protocol  # noqa: E402
+from hallclock_fw import mqtt, protocol  # noqa: E402
 from hallclock_fw.netlink import topic  # noqa: E402
 
 FLOOD = 1100  # idle sockets: more than a stock 1024-file process can hold
@@ -61,28 +61,59 @@ def hall(tmp_path):
 
 
 class Clock:
-    """A clock's MQTT session as the broker sees it (paho, the clock's own
-    user and client id): what arrives on its down and all/down, and every
-    time the broker cut it off."""
+    """A clock's MQTT session with the firmware's own client
+    (``hallclock_fw.mqtt``, the board's code) on a real socket, polled by a
+    thread: what arrives on its down and all/down, and every time the broker
+    cut it off (its state left UP)."""
 
     def __init__(self, hall, name):
-        self.cuts = 0
-        self.net = BrokerClient(hall.address, hall.creds[name], [down(name), ALL],
-                                client_id=name)
-        self.net.client.on_disconnect = self._cut
-        self.net.client.reconnect_delay_set(min_delay=5, max_delay=5)
-        self.net.start()
-        self.got = []
+        import threading
 
-    def _cut(self, *_args):
-        self.cuts += 1
+        from hallclock.vdev.netpump import ticks_ms
+        self.ticks = ticks_ms
+        self.name = name
+        self.cuts = 0
+        self.got = []
+        self.lock = threading.Lock()
+        cred = hall.creds[name]
+        self.client = mqtt.Client(name, cred["user"], cred["password"], 15,
+                                  (down(name), ALL), on_message=self._message)
+        sock = socket.create_connection(hall.address)
+        sock.setblocking(False)
+        self.client.start(sock, ticks_ms())
+        self.halt = False
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+        wait_for(lambda: self.client.state == mqtt.UP, 10, f"{name} up on the broker")
+        self.was_up = True
+
+    def _message(self, topic_name, payload):
+        self.got.append((bytes(topic_name).decode(), bytes(payload)))
+
+    def _run(self):
+        was_up = False
+        while not self.halt:
+            with self.lock:
+                state = self.client.poll(self.ticks())
+            if state == mqtt.UP:
+                was_up = True
+            elif was_up:
+                self.cuts += 1
+                return
+            time.sleep(0.005)  # the board's loop: a pass every few ms
+
+    def publish(self, topic_name, payload):
+        with self.lock:
+            assert self.client.publish(topic_name.encode(), payload)
 
     def seen(self):
-        self.got.extend(self.net.messages())
-        return self.got
+        return list(self.got)
 
     def stop(self):
-        self.net.stop()
+        self.halt = True
+        self.thread.join(5)
+        with self.lock:
+            self.client.disconnect()
 
 
 def host(hall, name, subscribe=()):
@@ -128,7 +159,7 @@ def test_a_flood_of_idle_sockets_stops_neither_clocks_nor_the_laptop(hall):
                  "START at the connected clock")
         # ... and the clock's own frames reach the logger
         hello = protocol.hello("0000cafe", "t1", "scrabble", "1")
-        clock.net.publish(up("t1"), hello)
+        clock.publish(up("t1"), hello)
         got = []
         wait_for(lambda: got.extend(logger.messages()) or (up("t1"), hello) in got, 20,
                  "t1's frame at the logger")
