@@ -95,10 +95,27 @@ def cmd_broker(args):
     print(f"hallclock broker: mosquitto on 127.0.0.1:{port} for this laptop's tools"
           + (f" and {hall} for the hall" if hall else "") + f" ({conf}); Ctrl-C stops it",
           file=sys.stderr, flush=True)
+    _files_for_broker()
     try:  # mosquitto itself in the foreground: its signals and exit status are ours
         os.execv(exe, [exe, "-c", os.path.abspath(conf)])
     except OSError as exc:
         raise HallclockError(f"cannot run mosquitto: {exc}") from None
+
+
+BROKER_FILES = 4096  # the hall's and the laptop's connection limits stay well under it
+
+
+def _files_for_broker():
+    """A laptop's shell often gives 1 024 open files: raise them for Mosquitto
+    (it inherits them) so every listener's limit fits, a big hall's too."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = BROKER_FILES if hard == resource.RLIM_INFINITY else min(BROKER_FILES, hard)
+    if soft != resource.RLIM_INFINITY and soft < want:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+        except (ValueError, OSError):
+            pass
 
 
 def cmd_referee(args):
