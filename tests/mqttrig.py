@@ -53,7 +53,8 @@ class Hall:
         self.folder = str(folder)
         self.conf_dir = os.path.join(self.folder, "broker")
         self.clocks = list(clocks)
-        self.port = broker.free_port()
+        self.port = broker.free_port()  # the hall listener: the clocks
+        self.local_port = broker.free_port()  # the laptop's listener: the host tools
         tls_conf = None
         if tls:
             from hallclock import tlsca
@@ -62,20 +63,22 @@ class Hall:
                                                         "127.0.0.1")
             self.ca = tls_conf[1]
         self.creds = broker.write_config(self.conf_dir, HALL, self.clocks, port=self.port,
-                                         bind="127.0.0.1", tls=tls_conf)
+                                         bind="127.0.0.1", tls=tls_conf,
+                                         local_port=self.local_port)
         self.cred_file = os.path.join(self.conf_dir, "credentials.json")
         extra = ["user root"] if broker.reachable_by_broker(self.conf_dir) else []
         self.broker_log = open(os.path.join(self.folder, "mosquitto.log"), "ab")
         self.broker = broker.Broker(self.conf_dir, extra=extra, log=self.broker_log)
         self.broker.start()
         self.address = ("127.0.0.1", self.port)
+        self.local = ("127.0.0.1", self.local_port)
         self.loggers = []  # every subprocess of the test (loggers, devices, views)
         self.devices = []
         self.proxies = []
 
     # -- loggers -----------------------------------------------------------
     def start_logger(self, out, clocks=None, extra=(), wait=True):
-        args = HALLCLOCK + ["log", "--broker", f"127.0.0.1:{self.port}", "--hall", HALL,
+        args = HALLCLOCK + ["log", "--broker", f"127.0.0.1:{self.local_port}", "--hall", HALL,
                             "--credentials", self.cred_file, "--out", str(out),
                             "--exit-on-end", "--plain"]
         if clocks:

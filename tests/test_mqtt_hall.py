@@ -43,7 +43,7 @@ def test_referee_start_reaches_every_clock_without_a_logger(hall, tmp_path):
         devices.append(d)
         hall.devices.append(d)
     wait_for(lambda: all(d.net.connected() for d in devices), 20, "clocks on the broker")
-    r = subprocess.run(HALLCLOCK + ["referee", "START", "--broker", f"127.0.0.1:{hall.port}",
+    r = subprocess.run(HALLCLOCK + ["referee", "START", "--broker", f"127.0.0.1:{hall.local_port}",
                                     "--hall", HALL, "--credentials", hall.cred_file],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
@@ -64,7 +64,7 @@ def test_referee_with_a_wrong_password_is_refused(hall, tmp_path):
     import json
     bad = tmp_path / "c.json"
     bad.write_text(json.dumps({"referee": {"user": "referee", "password": "nope"}}))
-    r = subprocess.run(HALLCLOCK + ["referee", "GONG", "--broker", f"127.0.0.1:{hall.port}",
+    r = subprocess.run(HALLCLOCK + ["referee", "GONG", "--broker", f"127.0.0.1:{hall.local_port}",
                                     "--hall", HALL, "--credentials", str(bad)],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "refused 'referee'" in r.stderr

@@ -129,7 +129,8 @@ def test_logger_refused_by_the_broker_exits_2(hall, tmp_path):
     creds = dict(hall.creds)
     creds["logger"] = {"user": "logger", "password": "wrong"}
     bad.write_text(json.dumps(creds))
-    r = subprocess.run(HALLCLOCK + ["log", "--broker", f"127.0.0.1:{hall.port}", "--hall", HALL,
+    r = subprocess.run(HALLCLOCK + ["log", "--broker", f"127.0.0.1:{hall.local_port}",
+                                    "--hall", HALL,
                                     "--credentials", str(bad), "--out", str(tmp_path / "l.jsonl")],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "refused 'logger'" in r.stderr

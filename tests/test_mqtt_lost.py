@@ -29,7 +29,7 @@ def hall(tmp_path):
 
 
 def viewer(hall):
-    v = BrokerLogger(hall.address, HALL, hall.cred_file, None, user="viewer")
+    v = BrokerLogger(hall.local, HALL, hall.cred_file, None, user="viewer")
     v.open()
     return v
 

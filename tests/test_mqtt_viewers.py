@@ -26,7 +26,7 @@ def hall(tmp_path):
 
 
 def viewer(hall, clocks=None):
-    v = BrokerLogger(hall.address, HALL, hall.cred_file, None, clocks=clocks, user="viewer")
+    v = BrokerLogger(hall.local, HALL, hall.cred_file, None, clocks=clocks, user="viewer")
     v.open()
     return v
 
@@ -94,7 +94,8 @@ def test_hall_display_from_the_broker(hall, tmp_path):
 def test_view_command_runs_as_viewer(hall, tmp_path):
     log = tmp_path / "l.jsonl"
     lg = hall.start_logger(log)
-    view = subprocess.Popen(HALLCLOCK + ["view", "--broker", f"127.0.0.1:{hall.port}", "--hall",
+    view = subprocess.Popen(HALLCLOCK + ["view", "--broker", f"127.0.0.1:{hall.local_port}",
+                                         "--hall",
                                          HALL, "--credentials", hall.cred_file, "--plain",
                                          "--exit-on-end"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

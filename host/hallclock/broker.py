@@ -71,16 +71,48 @@ def acl_text(hall, clocks):
     return "\n".join(lines)
 
 
-def conf_text(folder, port, bind=None, tls=None):
-    listen = f"listener {port}" + (f" {bind}" if bind else "")
+# -- the Mosquitto configuration (docs/network.md, "Threat model") ------------
+LOCAL_CONNECTIONS = 64  # the laptop's own tools: logger, referee, console, projector, views
+HALL_CONNECTIONS_MIN = 32  # the hall listener: two per clock (a reconnect overlaps) and spare
+MESSAGE_SIZE_LIMIT = 1024  # a frame is at most protocol.MAX_LINE (160) bytes
+
+
+def hall_connections(clocks):
+    """The hall listener's connection limit: every clock twice over (a
+    reconnect may overlap its old socket), a few viewer laptops, and well
+    under the broker's own file limit, so a flood of idle sockets fills this
+    listener and never the broker (the laptop's listener keeps its slots)."""
+    return max(HALL_CONNECTIONS_MIN, 2 * len(clocks) + 16)
+
+
+def conf_text(folder, port, bind=None, tls=None, local_port=None, clocks=()):
+    """mosquitto.conf for one hall.  Three kinds of listener:
+
+    - the laptop's own (``local_port`` on 127.0.0.1): the logger, referee,
+      console, projector and views on this machine; nobody in the hall can
+      reach it, so nobody can exhaust it;
+    - the hall's plaintext listener (``port`` on ``bind``, every interface
+      without one) the clocks use;
+    - the hall's TLS listener when asked (``tls``: port, ca, cert, key).
+
+    On the hall's listeners the client id is the user name
+    (``use_username_as_clientid``): nobody can take a clock's (or anyone's)
+    id over.  Retained messages are off (a client that sends one is
+    disconnected), messages are frame-sized, and each listener has its
+    connection limit."""
+    hall_max = hall_connections(clocks)
     lines = [
         "# hallclock broker for one hall: hallclock broker --dir " + folder,
+        "# (docs/network.md: the threat model; docs/hall.md: setting up)",
         "per_listener_settings false",
         "allow_anonymous false",
         f"password_file {os.path.join(folder, 'passwords')}",
         f"acl_file {os.path.join(folder, 'acl')}",
         "persistence true",
         f"persistence_location {os.path.join(folder, 'data')}/",
+        "retain_available false",
+        f"message_size_limit {MESSAGE_SIZE_LIMIT}",
+        "allow_zero_length_clientid false",
         "log_dest stderr",
         "log_type error",
         "log_type warning",
@@ -88,11 +120,23 @@ def conf_text(folder, port, bind=None, tls=None):
         "log_type information",
         "connection_messages true",
         "max_keepalive 120",
-        listen,
+        "",
+        "# the laptop's own tools (hallclock log/referee/console/hall-display --broker "
+        f"127.0.0.1:{local_port})",
+        f"listener {local_port} 127.0.0.1",
+        f"max_connections {LOCAL_CONNECTIONS}",
     ]
+    if port is not None:
+        lines += ["", "# the hall: the clocks (plaintext MQTT)",
+                  f"listener {port}" + (f" {bind}" if bind else ""),
+                  f"max_connections {hall_max}",
+                  "use_username_as_clientid true"]
     if tls is not None:
         tport, cafile, cert, key = tls
-        lines += [f"listener {tport}" + (f" {bind}" if bind else ""),
+        lines += ["", "# the hall over TLS",
+                  f"listener {tport}" + (f" {bind}" if bind else ""),
+                  f"max_connections {hall_max}",
+                  "use_username_as_clientid true",
                   f"cafile {cafile}", f"certfile {cert}", f"keyfile {key}",
                   "tls_version tlsv1.2"]
     return "\n".join(lines) + "\n"
@@ -111,6 +155,26 @@ def add_frame_keys(creds, clocks):
         creds[c]["hall_key"] = hall_key
     creds["referee"]["hall_key"] = hall_key
     return creds
+
+
+def local_port_for(port, tls_port=None, local_port=None):
+    """The laptop listener's port: given, or the hall's port + 1 (+ 2 when
+    the TLS listener has + 1)."""
+    if local_port is None:
+        local_port = port + 1
+        if local_port == tls_port:
+            local_port += 1
+    if not 1 <= local_port <= 65535:
+        raise BadInput(f"--local-port {local_port}: give 1-65535")
+    if local_port in (port, tls_port):
+        raise BadInput(f"--local-port {local_port}: the laptop's listener needs a port of "
+                       "its own (not the hall's nor the TLS port)")
+    return local_port
+
+
+def viewer_json(creds):
+    """viewer.json: only what a viewer laptop needs (nothing that writes)."""
+    return json.dumps({"viewer": creds["viewer"]}, indent=2) + "\n"
 
 
 def clock_cfg(clock, hall, broker_host, port, creds, mode="scrabble"):
@@ -147,11 +211,14 @@ def _give_to_broker(paths):
         os.chown(p, user.pw_uid, user.pw_gid)
 
 
-def write_config(out, hall, clocks, port=1883, bind=None, broker_host=None, tls=None):
-    """Write DIR/mosquitto.conf, passwords, acl, credentials.json, clocks/*.cfg."""
+def write_config(out, hall, clocks, port=1883, bind=None, broker_host=None, tls=None,
+                 local_port=None):
+    """Write DIR/mosquitto.conf, passwords, acl, credentials.json (every
+    client's), viewer.json (the viewer's only), clocks/*.cfg."""
     check_name("hall name", hall)
     if not 1 <= port <= 65535:
         raise BadInput(f"--broker-port {port}: give 1-65535")
+    local_port = local_port_for(port, tls[0] if tls else None, local_port)
     out = os.path.abspath(out)
     if os.path.exists(os.path.join(out, "credentials.json")):
         raise BadInput(f"{out} already holds a hall configuration (credentials.json): "
@@ -175,8 +242,9 @@ def write_config(out, hall, clocks, port=1883, bind=None, broker_host=None, tls=
     write("passwords", "".join(f"{c['user']}:{password_hash(c['password'])}\n"
                                for c in creds.values()))
     write("acl", acl_text(hall, clocks) + "\n")
-    write("mosquitto.conf", conf_text(out, port, bind, tls), 0o644)
+    write("mosquitto.conf", conf_text(out, port, bind, tls, local_port, clocks), 0o644)
     write("credentials.json", json.dumps(creds, indent=2) + "\n")
+    write("viewer.json", viewer_json(creds))
     host = broker_host or bind or "192.168.1.10"
     for c in clocks:
         write(os.path.join("clocks", c + ".cfg"), clock_cfg(c, hall, host, port, creds[c]))
@@ -226,13 +294,23 @@ def mosquitto_binary():
     return path
 
 
-def listen_port(folder):
+def listeners(folder):
+    """[(port, address)] of a broker-config folder's listeners, in order; the
+    laptop's own (127.0.0.1) first in what broker-config writes."""
+    out = []
     with open(os.path.join(folder, "mosquitto.conf"), encoding="utf-8") as f:
         for line in f:
             parts = line.split()
             if parts[:1] == ["listener"]:
-                return int(parts[1]), (parts[2] if len(parts) > 2 else "127.0.0.1")
-    return 1883, "127.0.0.1"
+                out.append((int(parts[1]), parts[2] if len(parts) > 2 else "0.0.0.0"))
+    return out or [(1883, "0.0.0.0")]
+
+
+def listen_port(folder):
+    """(port, host) to reach the broker of ``folder`` from this machine: its
+    first listener (the laptop's, in what broker-config writes)."""
+    port, host = listeners(folder)[0]
+    return port, ("127.0.0.1" if host in ("0.0.0.0", "::") else host)
 
 
 def check_dir(folder):

@@ -16,6 +16,7 @@ import collections
 import os
 import select
 import ssl
+import sys
 import threading
 import time
 
@@ -23,7 +24,7 @@ from hallclock_fw import protocol
 from hallclock_fw.netlink import topic
 
 from .broker import clocks_of, load_credentials
-from .errors import BadInput, LinkError
+from .errors import BadInput, HallclockError, LinkError
 from .hostlink import HostLink, Session
 from .logfile import LogWriter
 from .logger import LINGER_MAX_S, LINGER_S, TIMERS_S, Logger
@@ -235,6 +236,10 @@ class BrokerLogger(Logger):
             self._add(c)
         self.next_timers = 0.0
         self.foreign = 0  # hellos naming another clock than their topic
+        # a full disk, as the serial logger meets it (Logger._say_disk, disk_problem)
+        self.disk_said = None
+        self.say = lambda text: print(text, file=sys.stderr, flush=True)
+        self.unstored = 0  # records still only in memory when the logger closed
 
     def _add(self, clock):
         down = topic(self.hall, clock, "down")
@@ -290,6 +295,8 @@ class BrokerLogger(Logger):
             self.ports[i].state = "connected"
             fed.add(i)
         self.writer.flush()
+        if self.writer.full is not None or self.disk_said:
+            self._say_disk()  # loudly; the acks wait for the disk (durable_seq)
         for i in fed:
             self.links[i].send_acks()
         now = time.monotonic()
@@ -305,6 +312,12 @@ class BrokerLogger(Logger):
         return sum(s.refused for s in self.seals)
 
     def all_ended(self):
+        """Every expected clock's session ended, and every record is on disk
+        (an end held in memory by a full disk is not the end of the log)."""
+        if self.writer.held():
+            return False
+        if not self.expect:  # viewer.json names no clock: every clock heard
+            return bool(self.links) and all(link.ended() for link in self.links)
         return all(self.links[self.index[c]].ended() for c in self.expect)
 
     def _linger(self):
@@ -321,13 +334,36 @@ class BrokerLogger(Logger):
         dups = sum(link.dups for link in self.links)
         lost = sum(link.power_losses for link in self.links)
         rec = max(0, self.net.connects - 1)
+        full = (f", disk full {self.writer.full_count}× ({self.writer.held()} records still "
+                "held)" if self.writer.full_count else "")
         return (f"{self.writer.count} records written, {dups} repeats dropped, "
-                f"{bad} bad lines dropped, {rec} reconnects, {lost} power losses")
+                f"{bad} bad lines dropped, {rec} reconnects, {lost} power losses{full}")
 
     def close(self):
         if self.net.rfd >= 0:
             self.net.stop()
+        if self.writer.held():  # a last try: the disk may have room again
+            self.writer.retry_at = 0.0
+            try:
+                self.writer.flush()
+            except HallclockError:
+                pass
+        self.unstored = self.writer.held()
         self.writer.close()
+
+
+def check_stored(logger):
+    """Raise if the logger closed with records only in memory (a full disk):
+    never exit 0 with records unstored.  Their clocks still hold them
+    (nothing was acknowledged), so a logger restarted on a disk with room
+    gets them again."""
+    n = getattr(logger, "unstored", 0)
+    if n:
+        why = logger.writer.full or "disk full"
+        raise HallclockError(
+            f"{n} record(s) could not be stored in {logger.writer.path} ({why}) "
+            "and were not acknowledged: the clocks keep them. Free some space and start "
+            "'hallclock log --broker' again on the same --out; they are sent again")
 
 
 def _adopt(link, clock, payload):

@@ -20,7 +20,11 @@ def register(sub):
                    help="the broker's own port (default 1883)")
     renamed(p, "--port", "--broker-port", "--port is always a serial port")
     p.add_argument("--bind", default=None, metavar="ADDR",
-                   help="listen only on this address (default: every interface)")
+                   help="the hall's listeners only on this address, the laptop's address on "
+                   "the hall network (default: every interface; required with --tls-port)")
+    p.add_argument("--local-port", type=int, default=None, metavar="P",
+                   help="the laptop's own tools' listener on 127.0.0.1:P, which the hall "
+                   "cannot reach (default: the broker's port + 1)")
     p.add_argument("--address", default=None, metavar="HOST",
                    help="the laptop's address on the hall network, written into the "
                    "clocks' cfg files (default: --bind, or a placeholder to fill in)")
@@ -71,12 +75,23 @@ def cmd_broker_config(args):
         from .. import tlsca
         if args.tls_port == args.broker_port:
             raise BadInput("--tls-port must differ from --broker-port")
+        if not args.bind:
+            raise BadInput("--tls-port needs --bind ADDR (the laptop's address on the hall "
+                           "network): the plaintext listener would otherwise be open on "
+                           "every interface, beside the TLS one")
         tls = (args.tls_port,) + tlsca.make_ca(os.path.join(os.path.abspath(args.out), "tls"),
                                                args.bind or args.address or "localhost")
     broker.write_config(args.out, args.hall, clocks, port=args.broker_port, bind=args.bind,
-                        broker_host=args.address, tls=tls)
-    print(f"hall {args.hall}: {len(clocks)} clocks; wrote {os.path.join(args.out, 'mosquitto.conf')}, "
-          f"credentials.json and clocks/*.cfg. Next: hallclock broker --dir {args.out}")
+                        broker_host=args.address, tls=tls, local_port=args.local_port)
+    local, _host = broker.listen_port(os.path.abspath(args.out))
+    conf = os.path.join(args.out, "mosquitto.conf")
+    print(f"hall {args.hall}: {len(clocks)} clocks; wrote {conf}, "
+          f"credentials.json, viewer.json and clocks/*.cfg. Next: hallclock broker --dir "
+          f"{args.out}; this laptop's tools use --broker 127.0.0.1:{local}")
+    if not args.bind:
+        print(f"hallclock broker-config: the hall listener (port {args.broker_port}) is on every "
+              "interface of this laptop; give --bind ADDR (its address on the hall network) "
+              "to keep it off the others", file=sys.stderr)
     return 0
 
 
@@ -88,12 +103,31 @@ def cmd_broker(args):
         raise BadInput(problem)
     exe = broker.mosquitto_binary()
     port, host = broker.listen_port(args.dir)
-    print(f"hallclock broker: mosquitto on port {port} ({conf}); Ctrl-C stops it",
+    hall = ", ".join(f"{h}:{p}" for p, h in broker.listeners(args.dir)[1:])
+    print(f"hallclock broker: mosquitto on 127.0.0.1:{port} for this laptop's tools"
+          + (f" and {hall} for the hall" if hall else "") + f" ({conf}); Ctrl-C stops it",
           file=sys.stderr, flush=True)
+    _files_for_broker()
     try:  # mosquitto itself in the foreground: its signals and exit status are ours
         os.execv(exe, [exe, "-c", os.path.abspath(conf)])
     except OSError as exc:
         raise HallclockError(f"cannot run mosquitto: {exc}") from None
+
+
+BROKER_FILES = 4096  # the hall's and the laptop's connection limits stay well under it
+
+
+def _files_for_broker():
+    """A laptop's shell often gives 1 024 open files: raise them for Mosquitto
+    (it inherits them) so every listener's limit fits, a big hall's too."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = BROKER_FILES if hard == resource.RLIM_INFINITY else min(BROKER_FILES, hard)
+    if soft != resource.RLIM_INFINITY and soft < want:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+        except (ValueError, OSError):
+            pass
 
 
 def cmd_referee(args):

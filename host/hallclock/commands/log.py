@@ -93,6 +93,8 @@ def cmd_log(args):
     logger.open()
     run_live(logger, args.plain, args.exit_on_end)
     print(f"hallclock log: {logger.stats()}", file=sys.stderr)
+    from ..mqtthost import check_stored
+    check_stored(logger)  # a full disk: records unstored are an error, never exit 0
     return 0
 
 
@@ -132,4 +134,6 @@ def _log_hall_on_broker(args, address, clocks):
         pass
     _summary(relay, format_spread)
     print(f"hallclock log: {logger.stats()}", file=sys.stderr)
+    from ..mqtthost import check_stored
+    check_stored(logger)
     return 0

@@ -1,0 +1,342 @@
+"""A rogue in the hall, against the real Mosquitto on the configuration
+broker-config writes (docs/network.md, "Threat model"):
+
+- a phone with no password opens 1 100 idle TCP sockets on the hall's
+  listener: the clocks already connected keep working, and the laptop's own
+  tools (on their own listener, which the hall cannot reach) still connect:
+  ``hallclock referee START`` reaches the clock;
+- anyone with a password (each role's, another clock's) connects with a
+  clock's client id: the clock stays connected and keeps getting its frames;
+- retained messages: refused (the publisher is cut off), nothing stored,
+  nothing replayed to a clock that connects, also after a broker restart;
+- an oversized message on all/down is never delivered.
+
+"Nothing arrived" is shown by markers, as in test_mqtt_security: after the
+attempt, an allowed publisher sends a marker the watcher subscribes to; the
+broker keeps one client's messages in order, and retained messages come
+before anything else after a subscription, so once the marker is in,
+anything the attempt delivered would be too.
+"""
+import os
+import resource
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from mqttrig import HALL, HALLCLOCK, Hall, wait_for  # noqa: E402
+
+from hallclock.mqtthost import BrokerClient  # noqa: E402
+from hallclock_fw import mqtt, protocol  # noqa: E402
+from hallclock_fw.netlink import topic  # noqa: E402
+
+FLOOD = 1100  # idle sockets: more than a stock 1024-file process can hold
+LAPTOP_FILES = 1024  # the soft open-file limit a laptop's shell gives the broker
+ALL = topic(HALL, "all", "down")
+HOSTS = ("logger", "referee", "viewer")
+
+
+def down(c):
+    return topic(HALL, c, "down")
+
+
+def up(c):
+    return topic(HALL, c, "up")
+
+
+@pytest.fixture
+def hall(tmp_path):
+    """A hall whose broker has a laptop's 1 024 files (the flood's target)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(LAPTOP_FILES, hard), hard))
+    try:
+        h = Hall(tmp_path, clocks=("t1", "t2"))  # mosquitto inherits the limit
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    yield h
+    h.close()
+
+
+class Clock:
+    """A clock's MQTT session with the firmware's own client
+    (``hallclock_fw.mqtt``, the board's code) on a real socket, polled by a
+    thread: what arrives on its down and all/down, and every time the broker
+    cut it off (its state left UP)."""
+
+    def __init__(self, hall, name):
+        import threading
+
+        from hallclock.vdev.netpump import ticks_ms
+        self.ticks = ticks_ms
+        self.name = name
+        self.cuts = 0
+        self.got = []
+        self.lock = threading.Lock()
+        cred = hall.creds[name]
+        self.client = mqtt.Client(name, cred["user"], cred["password"], 15,
+                                  (down(name), ALL), on_message=self._message)
+        sock = socket.create_connection(hall.address)
+        sock.setblocking(False)
+        self.client.start(sock, ticks_ms())
+        self.halt = False
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+        wait_for(lambda: self.client.state == mqtt.UP, 10, f"{name} up on the broker")
+        self.was_up = True
+
+    def _message(self, topic_name, payload):
+        self.got.append((bytes(topic_name).decode(), bytes(payload)))
+
+    def _run(self):
+        was_up = False
+        while not self.halt:
+            with self.lock:
+                state = self.client.poll(self.ticks())
+            if state == mqtt.UP:
+                was_up = True
+            elif was_up:
+                self.cuts += 1
+                return
+            time.sleep(0.005)  # the board's loop: a pass every few ms
+
+    def publish(self, topic_name, payload):
+        with self.lock:
+            assert self.client.publish(topic_name.encode(), payload)
+
+    def seen(self):
+        return list(self.got)
+
+    def stop(self):
+        self.halt = True
+        self.thread.join(5)
+        with self.lock:
+            self.client.disconnect()
+
+
+def host(hall, name, subscribe=()):
+    """A host tool on the laptop's own listener."""
+    return BrokerClient(hall.local, hall.creds[name], subscribe).start()
+
+
+def referee_cli(hall, button):
+    t = time.monotonic()
+    r = subprocess.run(HALLCLOCK + [
+        "referee", button, "--broker", f"127.0.0.1:{hall.local_port}", "--hall", HALL,
+        "--credentials", hall.cred_file], capture_output=True, text=True, timeout=60)
+    return r, time.monotonic() - t
+
+
+def flood(address, n):
+    """``n`` TCP sockets that never send a byte (bounded: closed by the caller)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < n + 512:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, n + 512), hard))
+    socks = []
+    for _ in range(n):
+        s = socket.socket()
+        s.settimeout(2)
+        try:
+            s.connect(address)
+        except OSError:
+            pass  # refused or timed out: the flood still holds the broker's queue
+        socks.append(s)
+    return socks
+
+
+def test_a_flood_of_idle_sockets_stops_neither_clocks_nor_the_laptop(hall):
+    logger = host(hall, "logger", [up("+")])
+    clock = Clock(hall, "t1")
+    socks = flood(hall.address, FLOOD)
+    try:
+        # the laptop's tools connect afresh: the referee's START reaches the clock
+        r, _took = referee_cli(hall, "START")
+        assert r.returncode == 0, r.stderr
+        start = protocol.command(3)
+        wait_for(lambda: any(p == start for t, p in clock.seen() if t == ALL), 20,
+                 "START at the connected clock")
+        # ... and the clock's own frames reach the logger
+        hello = protocol.hello("0000cafe", "t1", "scrabble", "1")
+        clock.publish(up("t1"), hello)
+        got = []
+        wait_for(lambda: got.extend(logger.messages()) or (up("t1"), hello) in got, 20,
+                 "t1's frame at the logger")
+        # (this process holds the flood's sockets, so paho's select() cannot
+        # take a new one here: every fresh tool runs in a process of its own)
+        r, _took = referee_cli(hall, "GONG")
+        assert r.returncode == 0, r.stderr
+        gong = protocol.command(4)
+        wait_for(lambda: any(p == gong for t, p in clock.seen() if t == ALL), 20,
+                 "GONG at the connected clock")
+        assert clock.cuts == 0
+    finally:
+        for s in socks:
+            s.close()
+        clock.stop()
+        logger.stop()
+
+
+@pytest.mark.parametrize("role", HOSTS + ("t2",))
+def test_no_role_takes_a_clocks_client_id(hall, role):
+    """``role``'s password, the clock's client id, on the hall's listener:
+    the broker names the connection after its user, so the clock keeps its
+    session and gets the referee's GONG."""
+    clock = Clock(hall, "t1")
+    try:
+        rogue = BrokerClient(hall.address, hall.creds[role], [down("t1"), ALL],
+                             client_id="t1").start()
+        rogue.stop()
+        gong = protocol.command(4)
+        referee = host(hall, "referee")
+        referee.publish(ALL, gong)
+        wait_for(lambda: any(p == gong for _t, p in clock.seen()), 10, "GONG at the clock")
+        referee.stop()
+        assert clock.cuts == 0, f"{role} took t1's client id"
+    finally:
+        clock.stop()
+
+
+def _retained_publish(hall, name, where, topic_name, payload):
+    """``name`` publishes a retained message: the broker must cut it off."""
+    net = BrokerClient(where, hall.creds[name], [])
+    cuts = []
+    net.client.on_disconnect = lambda *a: cuts.append(a)
+    net.start()
+    net.client.publish(topic_name, payload, qos=0, retain=True)
+    wait_for(lambda: cuts, 10, f"the broker to cut {name} off for a retained message")
+    net.stop()
+
+
+def _nothing_retained(hall, clock="t1"):
+    """A fresh session of the clock subscribes; the logger's marker on its
+    down closes the window: only the marker may have arrived."""
+    c = Clock(hall, clock)
+    try:
+        logger = host(hall, "logger")
+        mark = protocol.ack("0000cafe", 1)
+        logger.publish(down(clock), mark)
+        wait_for(lambda: any(p == mark for _t, p in c.seen()), 10, "the logger's marker")
+        logger.stop()
+        return [m for m in c.got if m[1] != mark]
+    finally:
+        c.stop()
+
+
+def _nothing_retained_up(hall):
+    viewer = host(hall, "viewer", [up("+")])
+    try:
+        marker = BrokerClient(hall.address, hall.creds["t2"], []).start()
+        mark = protocol.hello("0000beef", "t2", "scrabble", "1")
+        marker.publish(up("t2"), mark)
+        got = []
+        wait_for(lambda: got.extend(viewer.messages()) or any(p == mark for _t, p in got),
+                 10, "t2's marker")
+        marker.stop()
+        return [m for m in got if m[1] != mark]
+    finally:
+        viewer.stop()
+
+
+def test_retained_messages_are_refused_and_never_replayed(hall):
+    stop = protocol.frame(b"M")
+    _retained_publish(hall, "referee", hall.local, ALL, stop)
+    _retained_publish(hall, "referee", hall.address, ALL, protocol.command(3))
+    _retained_publish(hall, "logger", hall.local, down("t1"), protocol.ack("0000cafe", 99))
+    _retained_publish(hall, "t1", hall.address, up("t1"),
+                      protocol.hello("0badf00d", "t1", "scrabble", "1"))
+    assert _nothing_retained(hall) == []
+    assert _nothing_retained_up(hall) == []
+    hall.broker.restart()  # persistence: nothing comes back
+    assert _nothing_retained(hall) == []
+    assert _nothing_retained_up(hall) == []
+
+
+def test_an_oversized_message_is_never_delivered(hall):
+    """A 1 MB message on all/down (the referee's topic) reaches no clock."""
+    clock = Clock(hall, "t1")
+    try:
+        referee = host(hall, "referee")
+        referee.publish(ALL, b"G" * (1 << 20))
+        gong = protocol.command(4)
+        referee.publish(ALL, gong)
+        wait_for(lambda: any(p == gong for _t, p in clock.seen()), 20, "the GONG after it")
+        referee.stop()
+        assert [p for _t, p in clock.got if p != gong] == []
+        assert clock.cuts == 0
+    finally:
+        clock.stop()
+
+
+def test_viewer_json_holds_only_the_viewer(hall):
+    """A viewer laptop gets viewer.json: it reads the hall, and holds no
+    password that writes anything."""
+    import json
+
+    from hallclock.broker import load_credentials
+    from hallclock.errors import BadInput
+    path = os.path.join(hall.conf_dir, "viewer.json")
+    assert oct(os.stat(path).st_mode & 0o777) == "0o600"
+    with open(path, encoding="utf-8") as f:
+        assert json.load(f) == {"viewer": hall.creds["viewer"]}
+    creds = load_credentials(path, "viewer")
+    for other in ("logger", "referee", "t1"):
+        with pytest.raises(BadInput, match="no entry"):
+            load_credentials(path, other)
+    viewer = BrokerClient(hall.address, creds["viewer"], [up("+")]).start()  # over the hall
+    try:
+        t1 = BrokerClient(hall.address, hall.creds["t1"], []).start()
+        hello = protocol.hello("0000cafe", "t1", "scrabble", "1")
+        t1.publish(up("t1"), hello)
+        got = []
+        wait_for(lambda: got.extend(viewer.messages()) or (up("t1"), hello) in got, 10,
+                 "t1's frame at the viewer")
+        t1.stop()
+    finally:
+        viewer.stop()
+
+
+def _listeners(conf):
+    out, cur = [], None
+    for line in conf.splitlines():
+        parts = line.split()
+        if parts[:1] == ["listener"]:
+            cur = {"port": int(parts[1]), "addr": parts[2] if len(parts) > 2 else None}
+            out.append(cur)
+        elif cur is not None and parts:
+            cur[parts[0]] = " ".join(parts[1:])
+    return out
+
+
+def test_broker_config_binds_the_hall_to_the_address_given(tmp_path):
+    """Plaintext on --bind only, the laptop's listener on 127.0.0.1, and
+    every hall listener limited and named by user; --tls-port needs --bind."""
+    out = tmp_path / "h"
+    r = subprocess.run(HALLCLOCK + ["broker-config", "--hall", "h", "--clocks", "t1,t2",
+                                    "--out", str(out), "--port", "18830", "--bind",
+                                    "192.168.50.10", "--tls-port", "18883"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    conf = (out / "mosquitto.conf").read_text()
+    local, plain, tls = _listeners(conf)
+    assert (local["port"], local["addr"]) == (18831, "127.0.0.1") and "127.0.0.1:18831" in r.stdout
+    assert (plain["port"], plain["addr"]) == (18830, "192.168.50.10")
+    assert (tls["port"], tls["addr"]) == (18883, "192.168.50.10") and "cafile" in tls
+    for hall_door in (plain, tls):
+        assert hall_door["use_username_as_clientid"] == "true"
+        assert int(hall_door["max_connections"]) < LAPTOP_FILES // 4
+    assert int(local["max_connections"]) > 0 and "use_username_as_clientid" not in local
+    assert "retain_available false" in conf
+    r = subprocess.run(HALLCLOCK + ["broker-config", "--hall", "h", "--clocks", "t1",
+                                    "--out", str(tmp_path / "x"), "--tls-port", "18883"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--bind" in r.stderr and "Traceback" not in r.stderr
+    r = subprocess.run(HALLCLOCK + ["broker-config", "--hall", "h", "--clocks", "t1",
+                                    "--out", str(tmp_path / "y")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "every interface" in r.stderr
+    r = subprocess.run(HALLCLOCK + ["broker-config", "--hall", "h", "--clocks", "t1",
+                                    "--out", str(tmp_path / "z"), "--local-port", "1883"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--local-port" in r.stderr
