@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from mqttrig import HALL, HALLCLOCK, Hall, wait_for  # noqa: E402
 
 from hallclock.mqtthost import BrokerClient  # noqa: E402
-from hallclock_fw import mqtt, protocol  # noqa: E402
+from hallclock_fw import mqtt, protocol, seal  # noqa: E402
 from hallclock_fw.netlink import topic  # noqa: E402
 
 FLOOD = 1100  # idle sockets: more than a stock 1024-file process can hold
@@ -146,6 +146,13 @@ def flood(address, n):
     return socks
 
 
+def _signal(hall, payload):
+    """The frame of the referee's sealed message on all/down (None: not one)."""
+    got = seal.open_sealed(seal.Mac(seal.key_bytes(hall.creds["referee"]["hall_key"])),
+                           b"A", payload)
+    return got and got[0]
+
+
 def test_a_flood_of_idle_sockets_stops_neither_clocks_nor_the_laptop(hall):
     logger = host(hall, "logger", [up("+")])
     clock = Clock(hall, "t1")
@@ -155,7 +162,7 @@ def test_a_flood_of_idle_sockets_stops_neither_clocks_nor_the_laptop(hall):
         r, _took = referee_cli(hall, "START")
         assert r.returncode == 0, r.stderr
         start = protocol.command(3)
-        wait_for(lambda: any(p == start for t, p in clock.seen() if t == ALL), 20,
+        wait_for(lambda: any(_signal(hall, p) == start for t, p in clock.seen() if t == ALL), 20,
                  "START at the connected clock")
         # ... and the clock's own frames reach the logger
         hello = protocol.hello("0000cafe", "t1", "scrabble", "1")
@@ -168,7 +175,7 @@ def test_a_flood_of_idle_sockets_stops_neither_clocks_nor_the_laptop(hall):
         r, _took = referee_cli(hall, "GONG")
         assert r.returncode == 0, r.stderr
         gong = protocol.command(4)
-        wait_for(lambda: any(p == gong for t, p in clock.seen() if t == ALL), 20,
+        wait_for(lambda: any(_signal(hall, p) == gong for t, p in clock.seen() if t == ALL), 20,
                  "GONG at the connected clock")
         assert clock.cuts == 0
     finally:
@@ -314,7 +321,7 @@ def test_broker_config_binds_the_hall_to_the_address_given(tmp_path):
     every hall listener limited and named by user; --tls-port needs --bind."""
     out = tmp_path / "h"
     r = subprocess.run(HALLCLOCK + ["broker-config", "--hall", "h", "--clocks", "t1,t2",
-                                    "--out", str(out), "--port", "18830", "--bind",
+                                    "--out", str(out), "--broker-port", "18830", "--bind",
                                     "192.168.50.10", "--tls-port", "18883"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr

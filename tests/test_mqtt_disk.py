@@ -126,8 +126,9 @@ def test_the_broker_loggers_view_says_disk_full(tmp_path):
     from hallclock.liveview import LiveView
     from hallclock.mqtthost import BrokerLogger
     creds = tmp_path / "credentials.json"
-    creds.write_text(json.dumps({n: {"user": n, "password": "x"}
-                                 for n in ("t1", "logger", "referee", "viewer")}))
+    entries = {n: {"user": n, "password": "x"} for n in ("t1", "logger", "referee", "viewer")}
+    entries["t1"].update(key="11" * 16, hall_key="22" * 16)  # the frames' keys (broker-config's)
+    creds.write_text(json.dumps(entries))
     logger = BrokerLogger(("127.0.0.1", 1), HALL, str(creds), str(tmp_path / "l.jsonl"))
     said = []
     logger.say = said.append
