@@ -74,7 +74,7 @@
     setText("title", s.waiting ? "hallclock" : (s.title || ""));
     var where = "";
     if (s.view === "clock" && s.clock) { where = s.clock + " · " + s.mode; }
-    if (s.view === "round") { where = "round · " + (s.tables.length || 1) + " clock" +
+    if (s.view === "round") { where = "round · " + (s.tables.length || 1) + " table" +
                                       ((s.tables.length || 1) === 1 ? "" : "s"); }
     setText("clock", where);
     setText("subtitle", s.waiting ? (s.message || "") : (s.subtitle || ""));
