@@ -232,6 +232,7 @@ def _apply(game, rec):
         m.after_game = game.step == "over"
     elif ev == "press":
         m = _move(game, rec["move"], rec.get("player"))
+        m.player = rec.get("player") or m.player  # a restored move: its first record is its press
         m.used_ms = rec.get("used_ms")
         m.bank_after_ms = rec.get("bank_ms")
         m.end_t = t

@@ -26,6 +26,7 @@ import time
 from hallclock_fw.display import next_change
 
 from .errors import BadInput
+from .figures import check_live_log
 from .liveview import row_cells
 from .model import Clocks, epoch_of
 from .modes import clock_text, view_for
@@ -334,13 +335,15 @@ def make_server(log, host="127.0.0.1", port=8080, clock=None, source=None):
     """An HTTP server (not yet serving) for the log; port 0 picks a free one.
     ``source``: another record source with LogTail's ``state()`` (the hall
     network's viewer, ``mqtthost.BrokerTail``) instead of the log file."""
+    waiting = None
     if source is None:
         check_log_path(log)
+        waiting = check_live_log(log)  # a file that is not a log: refused as report does
     if not 0 <= port <= 65535:
         raise BadInput(f"--port {port}: an HTTP port is 0 to 65535")
     tail = source if source is not None else LogTail(log, clock)
     note = check_clock(tail) if source is None else None  # before the port is taken
     server = bind(host, port, type("Handler", (_Handler,), {"tail": tail}),
                   "another hall-display?")
-    server.note = note
+    server.note = "; ".join(n for n in (waiting, note) if n) or None
     return server

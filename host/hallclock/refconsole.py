@@ -352,8 +352,10 @@ def make_server(log, host="127.0.0.1", port=8090, token=None, tail=None, signals
     ``tail``, another record source: BrokerRoundTail); port 0 picks a free one."""
     if not 0 <= port <= 65535:
         raise BadInput(f"--port {port}: an HTTP port is 0 to 65535")
+    note = None
     if tail is None:
         check_log_path(log, "the round's log file")
+        note = figures.check_live_log(log)  # a file that is not a log: refused as report does
         tail = RoundTail(log)
     referee = RefereeLog(tail.referee_path)
     handler = type("Handler", (_Handler,), {"tail": tail,
@@ -362,6 +364,7 @@ def make_server(log, host="127.0.0.1", port=8090, token=None, tail=None, signals
     server = bind(host, port, handler, "another console?")
     server.token = handler.token
     server.referee = referee
+    server.note = note
     return server
 
 

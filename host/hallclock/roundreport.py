@@ -148,6 +148,12 @@ def _natural(name):
     return natural(name)
 
 
+def _indented(console, text, indent=2):
+    """A line of the report that may wrap: every line of it indented."""
+    from rich.padding import Padding
+    console.print(Padding(text, (0, 0, 0, indent)))
+
+
 def print_round(n, tables, console=None, games=True):
     console = console or report.report_console()
     _print_summary(n, tables, console)
@@ -187,24 +193,26 @@ def _print_summary(n, tables, console):
         t.add_row(*cells, style="bold red" if tg.overtimes else None)
     console.print(t)
     if any(tg.playout for tg in tables):
-        console.print("  play-out (ČAS 16.3): " + ", ".join(
+        _indented(console, "play-out (ČAS 16.3): " + ", ".join(
             playout_step(s) for s in ("finish_round", "one_more_move", "last_move", "over")))
     over = [(tg, m) for tg in tables for m in tg.overtimes]
     if over:
         t = Table(title="overtimes (ČAS 10.2.6: the evidence for a claim)", title_justify="left",
                   **kw)
-        for col in ("table", "move", "player", "over by", "limit ran out",
-                    "device time", "pressed at"):
+        for col in ("table", "move", "player", "over by", "limit ran\nout at",
+                    "device\ntime", "pressed\nat"):
             t.add_column(col, no_wrap=True)
         for tg, m in over:
             t.add_row(tg.clock, str(m.move), m.player,
                       "flag" if m.flag else (report.fmt_ms(m.overtime_ms) +
-                                             (" (no press)" if m.unfinished else "")),
+                                             ("+" if m.unfinished else "")),
                       report.time_of_day(m.expired_at, True) or "-",
                       report.fmt_short(m.expired_t),
                       report.time_of_day(m.end_at, True) if not m.unfinished else "never",
                       style="red")
         console.print(t)
+        if any(m.unfinished for _tg, m in over):
+            console.print("  +: never pressed; over the limit up to the session's last record")
     else:
         console.print("No overtime in this round.")
     late = [tg for tg in tables if tg.end_gong_move is not None]
@@ -216,8 +224,8 @@ def _print_summary(n, tables, console):
                 (f"over after move {m}" if s == "over" else f"{playout_letter(s)} from move {m}")
                 for s, m in tg.playout)
             state = "" if tg.over else "; play-out NOT finished"
-            console.print(f"  {tg.clock}: move {tg.end_gong_move or '-'} in progress at the "
-                          f"end gong; {steps or 'no play-out step'}{state}")
+            _indented(console, f"{tg.clock}: move {tg.end_gong_move or '-'} in progress at "
+                      f"the end gong; {steps or 'no play-out step'}{state}")
     pauses = [p for tg in tables for p in tg.pauses]
     if pauses:
         t = Table(title="pauses (why time stopped)", title_justify="left", **kw)
