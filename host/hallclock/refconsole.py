@@ -184,8 +184,8 @@ def _row(tail, c, f, link):
         "move": f.move, "overtime": bool(f.overtime and not f.ended), "paused": bool(f.paused),
         "finished": finished, "playout": playout,
         "playout_text": playout_step(playout) if playout and playout != "over" else "",
-        "round_left": clock_text(max(0, rl)) if isinstance(rl, int) and
-        facts.get("round_started") else None,
+        "round_left": (clock_text(rl) if rl > 0 else "basic time over")
+        if isinstance(rl, int) and facts.get("round_started") else None,
         "status": "lost" if lost else "finished" if finished else "paused" if f.paused else
         "overtime" if f.overtime else "running" if f.running else "idle"})
     return row
@@ -261,7 +261,7 @@ class _Handler(PageHandler):
     def do_GET(self):  # noqa: N802
         url = urlparse(self.path)
         if url.path == "/api/grid":
-            self._json(200, grid(self.tail, time.time()))
+            self._json(200, grid(self.tail, getattr(self.tail, "wall", time.time)()))
             return
         if url.path == "/api/table":
             clock = (parse_qs(url.query).get("clock") or [""])[0]

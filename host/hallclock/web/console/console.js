@@ -44,7 +44,8 @@
     if (t.playout_text) { warn = (warn ? warn + " · " : "") + "play-out " + t.playout_text; }
     c.appendChild(el("div", "line warnings", warn));
     c.appendChild(el("div", "line link", t.lost ? "link lost · last heard " + t.last_heard :
-      "heard " + t.last_heard + (t.round_left ? " · round " + t.round_left : "")));
+      "heard " + t.last_heard + (t.round_left ? " · " + (t.round_left.indexOf(":") > 0 ?
+        "round " + t.round_left : t.round_left) : "")));
     c.className = ["table", t.overtime ? "overtime" : "", t.paused ? "paused" : "",
       t.finished ? "finished" : "", t.lost ? "lost" : ""].join(" ").trim();
     return c;
