@@ -233,3 +233,32 @@ def check_agree(pairs, actions):
 @given(table_game())
 def test_every_view_reads_the_same_figures(case):
     check_agree(*case)
+
+
+def _fed(pairs):
+    """A ClockModel fed (host epoch s, t_ms) pairs as a session's records."""
+    from datetime import datetime, timezone
+
+    from hallclock.model import ClockModel
+    c = ClockModel("table-1")
+    for i, (at, t) in enumerate(pairs):
+        stamp = datetime.fromtimestamp(at, timezone.utc).isoformat(
+            timespec="milliseconds").replace("+00:00", "Z")
+        rec = {"clock": "table-1", "seq": i + 1, "t_ms": t, "session": "1", "host_time": stamp,
+               "event": "boot" if i == 0 else "warn", "mode": "scrabble", "settings": {}}
+        c.feed(rec, at)
+    return c
+
+
+def test_one_time_base_tells_a_simulation_from_a_backlog():
+    """A clock whose time runs 100x the host's is a simulation (the report
+    says so); a backlog the host got at once, then live records at 1x, is a
+    real clock: its times of day come from the record that came fastest."""
+    t0 = 1800000000.0
+    fast = _fed([(t0 + k * 0.1, k * 10000) for k in range(40)])
+    assert fast.accelerated and 90 < fast.pace < 110
+    backlog = [(t0, k * 10000) for k in range(60)]  # 10 minutes of records, sent at once
+    live = [(t0 + 0.03 + k, 600000 + k * 1000) for k in range(1, 30)]
+    real = _fed(backlog + live)
+    assert not real.accelerated
+    assert abs(real.time_of_day(600000) - t0) < 0.05  # anchored by the fastest record

@@ -605,6 +605,7 @@ class ClockModel:
         self.first_heard = None  # (host epoch s, t_ms) of the session's earliest record
         self.last_heard = None  # (host epoch s, t_ms) of its newest
         self.round_heard = None  # (host epoch s, t_ms) of its 'round' record (the host's N)
+        self.pace_from = None  # (host epoch s, t_ms): the first record a second after the first
         self.last_record = None
         self.error = None  # why the session could not be modelled (bad boot)
         self.previous = None  # the model of the session before (power loss)
@@ -635,7 +636,7 @@ class ClockModel:
             self.last_t = t if isinstance(t, int) else 0
             self.last_at = host_now
             self.epoch_offset = None
-            self.first_heard = self.last_heard = self.round_heard = None
+            self.first_heard = self.last_heard = self.round_heard = self.pace_from = None
             self.gongs = []
             self.announcements = []
             self._epoch(rec)
@@ -672,6 +673,10 @@ class ClockModel:
             self.first_heard = (at, t)
         if self.last_heard is None or t >= self.last_heard[1]:
             self.last_heard = (at, t)
+        # the pace is measured from a record a second after the first came: a
+        # backlog sent at once (a restarted logger, a resend) says nothing of it
+        if self.pace_from is None and at >= self.first_heard[0] + 1.0:
+            self.pace_from = (at, t)
         if rec.get("event") == "round" and self.round_heard is None:
             self.round_heard = (at, t)
 
@@ -681,10 +686,10 @@ class ClockModel:
         session (1.0 for a real clock; a simulation at ``--speed 100``: about
         100), from its first and newest records; None until the host's clock
         has run a second between them."""
-        if self.first_heard is None or self.last_heard is None:
+        if self.pace_from is None or self.last_heard is None:
             return None
-        host_s = self.last_heard[0] - self.first_heard[0]
-        dev_s = (self.last_heard[1] - self.first_heard[1]) / 1000.0
+        host_s = self.last_heard[0] - self.pace_from[0]
+        dev_s = (self.last_heard[1] - self.pace_from[1]) / 1000.0
         if host_s < 1.0 or dev_s <= 0:
             return None
         return dev_s / host_s
