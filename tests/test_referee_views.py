@@ -262,3 +262,36 @@ def test_one_time_base_tells_a_simulation_from_a_backlog():
     real = _fed(backlog + live)
     assert not real.accelerated
     assert abs(real.time_of_day(600000) - t0) < 0.05  # anchored by the fastest record
+
+
+def test_console_and_projector_of_the_readme_round_speak_alike(tmp_path):
+    """The README's round as the console's grid and the projector's answer
+    give it: tables in natural order, counted without the hall unit, the
+    round's number, a finished card that says why it stands, the play-out
+    and the gongs in the report's words."""
+    from hallclock import projector, refconsole
+    from hallclock.model import Clocks, epoch_of
+    log = tmp_path / "round3.jsonl"
+    log.write_bytes(open(LOG, "rb").read())
+    records = figures.read_log(str(log))[0]
+    end = max(epoch_of(r["host_time"]) for r in records) + 5
+    tail = refconsole.RoundTail(str(log), wall=lambda: end)
+    g = refconsole.grid(tail, end)
+    assert [t["clock"] for t in g["tables"]] == ["table-%d" % k for k in range(1, 9)]
+    assert g["count"] == "8 tables" and g["round"] == 3
+    for t in g["tables"]:
+        assert t["finished"] and t["left"] == "play-out over"
+    d = refconsole.detail(tail, "table-1")
+    assert [p["number"] for p in d["pauses"]] == [1]
+    notes = " ".join(m["notes"] for m in d["moves"])
+    assert "2-min gong" in notes and "(a) finish the round" in notes
+    clocks = Clocks()
+    for r in records:
+        clocks.feed(r, epoch_of(r["host_time"]))
+    f = projector.face(clocks, None, end)
+    assert [t["clock"] for t in f["tables"]] == ["table-%d" % k for k in range(1, 9)]
+    assert [x["text"] for x in f["gongs"]] == ["end gong", "2-min gong", "start gong"]
+    # the gongs' times of day are the report's (one anchoring)
+    lead = next(tg for tg in roundreport.load_round(3, [str(log)]) if tg.clock == f["clock"])
+    assert [x["at"] for x in f["gongs"]][::-1] == [
+        report.time_of_day(gg.at) for gg in lead.games[0].gong_list]

@@ -18,9 +18,9 @@ poll of its ports (``Logger.run(on_poll=...)``).
 import sys
 import time
 
-from .model import Clocks, record_text
+from .model import Clocks
 from .modes import clock_text, view_for
-from .words import by_name, plural
+from .words import by_name, event_text, plural, warn_min_of
 
 REFRESH_S = 0.25  # redraw at most this often
 RESEND_SHOW_S = 2.0  # show 'resending' this long after the link asked for a resend
@@ -91,6 +91,16 @@ def row_cells(c, face):
             "state": state, "styles": tuple(styles)}
 
 
+def _warn_min(c):
+    """The clock's round_warn_min (its settings as the model holds them)."""
+    m = c.model
+    settings = getattr(m, "settings", None) if m is not None else None
+    if isinstance(settings, dict):
+        return warn_min_of(settings)
+    v = getattr(settings, "round_warn_min", None) if settings is not None else None
+    return v if isinstance(v, int) else None
+
+
 class LiveView:
     """``with LiveView(logger): logger.run(on_poll=view.poll)``"""
 
@@ -132,7 +142,7 @@ class LiveView:
         now = self.clock()
         c = self.clocks.feed(rec, now)
         self.port_of[name] = port_index
-        text = record_text(rec)
+        text = event_text(rec, _warn_min(c))
         self.recent.append((name, text))
         del self.recent[:-6]
         if self.plain:
@@ -242,7 +252,7 @@ class LiveView:
                          else "bold"),
                     cells["move"], state]
             if wide:
-                last = record_text(c.last_record) if c.last_record else ""
+                last = event_text(c.last_record, _warn_min(c)) if c.last_record else ""
                 row += [str(c.records), last]
             table.add_row(*row)
         for i in unheard:
