@@ -295,3 +295,29 @@ def test_console_and_projector_of_the_readme_round_speak_alike(tmp_path):
     lead = next(tg for tg in roundreport.load_round(3, [str(log)]) if tg.clock == f["clock"])
     assert [x["at"] for x in f["gongs"]][::-1] == [
         report.time_of_day(gg.at) for gg in lead.games[0].gong_list]
+
+
+@pytest.mark.parametrize("mode,script,sets", [
+    ("scrabble", "game.txt", []),
+    ("duplicate", "duplicate_game.txt", []),
+    ("backgammon", "backgammon_match.txt", ["--set", "match=7", "--set", "score=3-5"])])
+def test_every_sample_report_and_claims_fit_80_columns(mode, script, sets, tmp_path):
+    """The tour's games, report and claims at 80 columns: a narrower layout,
+    nothing cut inside a figure or a name."""
+    from rich.console import Console
+
+    from hallclock import cli
+    samples = os.path.join(os.path.dirname(figures.__file__), "samples")
+    log = tmp_path / "g.jsonl"
+    assert cli.main(["simulate", "--mode", mode, "--script", os.path.join(samples, script),
+                     "--out", str(log), *sets]) == 0
+    games = figures.load_games(str(log))
+    out = io.StringIO()
+    console = Console(file=out, width=80, color_system=None)
+    report.print_report(games, console)
+    report.print_claims(games, console)
+    text = out.getvalue()
+    assert "…" not in text
+    assert max(len(line) for line in text.splitlines()) <= 80
+    for key in ("ten_minutes", "finish_round", "one_more_move", "last_move", "1 moves"):
+        assert key not in text

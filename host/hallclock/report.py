@@ -298,12 +298,16 @@ def print_claims(games, console=None):
     if not found:
         console.print("no overtime and no flag fall in this log")
         return
+    narrow = console.width < NARROW
     table = Table(title="claims: every overtime and flag fall (ČAS 10.2.6, İSTAVDER)",
-                  title_justify="left", box=box.SIMPLE_HEAD)
-    for name in ("clock", "move", "player", "overtime", "limit ran out", "device time",
-                 "move ended", "notes"):
+                  title_justify="left", box=box.SIMPLE_HEAD,
+                  padding=(0, 1, 0, 0) if narrow else (0, 1), pad_edge=not narrow)
+    names = ("clock", "move", "player", "overtime", "limit ran\nout at", "device\ntime",
+             "move\nended") + (() if narrow else ("notes",))
+    for name in names:
         table.add_column(name, justify="left" if name in ("clock", "notes") else "right",
                          no_wrap=name != "notes")
+    below = []
     for c in found:
         ran_out = time_of_day(c["expired_at"], True)
         device = fmt_short(c["expired_t"]) if c["expired_t"] is not None else ""
@@ -316,11 +320,19 @@ def print_claims(games, console=None):
             notes_.append("no press")
         if c["playout"]:
             notes_.append("play-out " + playout_step(c["playout"]))
-        table.add_row(c["clock"], str(c["move"]), c["player"],
-                      "flag" if c["flag"] else "?" if c["overtime_ms"] is None else
-                      fmt_short(c["overtime_ms"]) + ("+" if c["unfinished"] else ""),
-                      ran_out, device, ended, ", ".join(notes_))
+        cells = [c["clock"], str(c["move"]), c["player"],
+                 "flag" if c["flag"] else "?" if c["overtime_ms"] is None else
+                 fmt_short(c["overtime_ms"]) + ("+" if c["unfinished"] else ""),
+                 ran_out, device, ended]
+        if narrow:
+            if notes_:
+                below.append(f"  {c['clock']} move {c['move']}: {', '.join(notes_)}")
+        else:
+            cells.append(", ".join(notes_))
+        table.add_row(*cells)
     console.print(table)
+    for line in below:
+        console.print(line)
 
 
 COLORS = {"A": "#1f77b4", "B": "#ff7f0e"}
