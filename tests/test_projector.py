@@ -357,3 +357,40 @@ def test_the_page_shows_a_halls_round(hall_log, page):
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def test_a_hall_of_thirty_tables_counts_the_ones_the_page_cannot_show(page, tmp_path):
+    """30 tables heard in any order: the page lists them in natural order as
+    far as it has room, and one line counts the rest and names where to see
+    every table -- none dropped silently."""
+    import random
+    log = tmp_path / "hall30.jsonl"
+    names = ["table-%d" % (k + 1) for k in range(30)]
+    random.Random(3).shuffle(names)
+    t0 = 1800000000.0
+    with log.open("w") as f:
+        for i, name in enumerate(names):
+            for seq, (t, ev, extra) in enumerate(
+                    [(0, "boot", {"mode": "scrabble", "settings": {
+                        "move_s": 120, "warn_s": [30], "round_min": 40, "round_warn_min": 10}}),
+                     (100, "gong", {"kind": "start", "move": None}),
+                     (1000, "turn", {"player": "A", "move": 1, "limit_ms": 120000})], 1):
+                f.write(json.dumps(dict(clock=name, seq=seq, t_ms=t, event=ev,
+                                        session="%08x" % (i + 1),
+                                        host_time=iso(t0 + i * 0.01 + t / 1000), **extra)) + "\n")
+    srv = make_server(str(log), "127.0.0.1", 0)
+    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05},
+                              daemon=True)
+    thread.start()
+    try:
+        page.goto(url_of(srv))
+        page.wait_for_function("document.getElementById('tables').children.length > 0",
+                               timeout=WAIT_MS)
+        rows = page.inner_text("#tables").splitlines()
+        assert [r.split()[0] for r in rows[:-1]] == ["table-%d" % k for k in range(1, len(rows))]
+        assert rows[-1] == "%d more tables (table-%d to table-30): every table in the " \
+            "referee's console" % (31 - len(rows), len(rows))
+        assert "round · 30 tables" in page.inner_text("#clock")
+    finally:
+        srv.shutdown()
+        srv.server_close()
