@@ -321,3 +321,33 @@ def test_every_sample_report_and_claims_fit_80_columns(mode, script, sets, tmp_p
     assert max(len(line) for line in text.splitlines()) <= 80
     for key in ("ten_minutes", "finish_round", "one_more_move", "last_move", "1 moves"):
         assert key not in text
+
+
+def test_the_hall_unit_is_never_counted_as_a_table(tmp_path):
+    import json as json_
+    from rich.console import Console
+    settings_ = {"move_s": 120, "warn_s": [30], "round_min": 40, "round_warn_min": 10}
+    recs = []
+    for clock, sid, events in (
+            ("hall", "a", [(0, "boot", {"mode": "scrabble", "settings": settings_}),
+                           (100, "gong", {"kind": "start", "move": None})]),
+            ("table-1", "b", [(0, "boot", {"mode": "scrabble", "settings": settings_}),
+                              (100, "gong", {"kind": "start", "move": None}),
+                              (1000, "turn", {"player": "A", "move": 1, "limit_ms": 120000}),
+                              (31000, "press", {"player": "A", "move": 1, "used_ms": 30000}),
+                              (31000, "turn", {"player": "B", "move": 2, "limit_ms": 120000}),
+                              (40000, "end", {})])):
+        for seq, (t, ev, extra) in enumerate(events, 1):
+            recs.append(dict(clock=clock, seq=seq, t_ms=t, event=ev, session=sid, round=1,
+                             host_time="2026-05-16T09:00:%02d.%03dZ" % (t // 1000, t % 1000),
+                             **extra))
+    log = tmp_path / "r.jsonl"
+    log.write_text("".join(json_.dumps(r) + "\n" for r in recs))
+    tables = roundreport.load_round(1, [str(log)])
+    out = io.StringIO()
+    roundreport.print_round(1, tables, Console(file=out, width=100, color_system=None),
+                            games=False)
+    text = out.getvalue()
+    assert text.startswith("Round 1: 1 table of scrabble")
+    assert "hall unit hall: start gong at" in text
+    assert not re.search(r"^\W*hall\W.*\d:\d\d\.\d", text, re.M)  # no row of its own

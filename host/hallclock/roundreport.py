@@ -162,17 +162,33 @@ def print_round(n, tables, console=None, games=True):
         report.print_report([g for tg in tables for g in tg.games], console, header=False)
 
 
+def hall_units(tables):
+    """The clocks of the round that are no table: the hall unit gives the
+    round's gongs and has no move, while the tables have moves."""
+    def idle(tg):
+        return not any(g.moves for g in tg.games)
+    if all(idle(tg) for tg in tables):
+        return []
+    return [tg for tg in tables if idle(tg) and any(g.gong_list for g in tg.games)]
+
+
 def _print_summary(n, tables, console):
     from rich import box
     from rich.table import Table
 
     narrow = console.width < report.NARROW
+    units = hall_units(tables)
+    tables = [tg for tg in tables if tg not in units]
     modes = sorted({tg.mode for tg in tables})
     note = report.time_note([g for tg in tables for g in tg.games])
     console.print(f"[bold]Round {n}[/bold]: {plural(len(tables), 'table')}"
                   + (f" of {modes[0]}" if len(modes) == 1 else ""))
     if note:
         console.print(f"[yellow]{note}[/yellow]")
+    for tg in units:
+        console.print(f"hall unit {tg.clock}: " + ", ".join(
+            f"{gg.name} at {report.time_of_day(gg.at) or report.fmt_short(gg.t_ms)}"
+            for g in tg.games for gg in g.gong_list))
     kw = {"box": box.SIMPLE_HEAD, "padding": (0, 1, 0, 0), "pad_edge": False, "show_edge": False,
           "collapse_padding": True} if narrow else {}
     t = Table(title=f"round {n}: the games", title_justify="left", **kw)
@@ -245,10 +261,12 @@ CSV_COLUMNS = ["round", "kind", "table", "session", "move", "player", "ms", "tex
 
 
 def csv_rows(n, tables):
+    units = hall_units(tables)
     for tg in tables:
         steps = " > ".join(playout_step(s) for s, _m in tg.playout)
         a, b = tg.used("A"), tg.used("B")
-        yield {"round": n, "kind": "game", "table": tg.clock, "session": " ".join(tg.sessions),
+        yield {"round": n, "kind": "hall_unit" if tg in units else "game", "table": tg.clock,
+               "session": " ".join(tg.sessions),
                "move": "" if tg.end_gong_move is None else tg.end_gong_move, "player": "",
                "ms": a + b,
                "text": f"{tg.mode}; {plural(tg.moves(), 'move')}; A {a} ms; "
