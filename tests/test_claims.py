@@ -68,7 +68,8 @@ def test_readme_example_unfinished_move_runs_over(tmp_path, capsys):
     out = capsys.readouterr().out
     assert re.search(r"\s2\s+B\s+14:30:47\s+14:35:00\s+4:12\.8\s+30s 20s 10s\s+2:12\.8\+", out)
     assert "unfinished (session ended)" in out
-    assert re.search(r"virtual-1\s+2\s+B\s+2:12\.8\+\s+14:32:47\.2\s+14:35:00\.0\s+no press", out)
+    assert re.search(r"virtual-1\s+2\s+B\s+2:12\.8\+\s+14:32:47\.2\s+2:47\.2\s+14:35:00\.0\s+no press",
+                     out)
     rows = list(csv.DictReader(out_csv.open(encoding="utf-8")))
     assert rows[1]["overtime_ms"] == "132800" and rows[1]["used_ms"] == "252800"
     # every record came 30 ms after it happened: the device's ms, 30 ms late

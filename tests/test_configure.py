@@ -82,7 +82,7 @@ def test_idle_taken_in_game_refused_absent_no_answer(hall, tmp_path):
     assert f"t1 ({idle}): taken" in lines
     assert f"t2 ({busy}): REFUSED: a game is running" in res.stdout
     assert f"no clock ({absent}): NO ANSWER: no clock answered here" in lines
-    assert "1 clock(s) took the settings, 2 did not" in res.stdout
+    assert "1 clock took the settings, 2 did not" in res.stdout
     assert "configure again" in res.stderr and "Traceback" not in res.stderr
 
     # nothing was acknowledged: the logger stores the clock's answer afterwards

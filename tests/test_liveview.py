@@ -263,6 +263,37 @@ def test_fits_80_by_24():
         close_all(logger, fds)
 
 
+def test_thirty_clocks_at_80_by_24_in_natural_order_and_the_rest_counted():
+    """More clocks than the screen has rows: the rows in natural order
+    (table-2 before table-10), and one line says how many are not shown,
+    which, and where to see every table -- none dropped silently."""
+    import random
+    import tempfile
+    from pathlib import Path
+    logger, fds = make_logger(Path(tempfile.mkdtemp()), n=1)
+    clock = FakeClock()
+    console = Console(file=io.StringIO(), force_terminal=True, width=80, height=24,
+                      color_system="truecolor", record=True)
+    view = LiveView(logger, console=console, clock=clock)
+    try:
+        names = ["table-%d" % (k + 1) for k in range(30)]
+        random.Random(7).shuffle(names)  # heard in any order
+        for name in names:
+            feed(view, [dict(BOOT, clock=name)])
+        text = shown(console, view)
+        lines = text.splitlines()
+        assert len(lines) <= 24, text
+        assert max(len(line) for line in lines) <= 80
+        rows = [ln.split()[0] for ln in lines if ln.startswith("table-")]
+        assert rows == ["table-%d" % (k + 1) for k in range(len(rows))]
+        flat = " ".join(text.split())
+        more = flat[flat.index("not shown") - 20:]
+        assert f"{30 - len(rows)} more clocks not shown (table-{len(rows) + 1} to table-30)" \
+            in more and "hallclock console --log" in more
+    finally:
+        close_all(logger, fds)
+
+
 def test_fits_160_columns_with_the_wide_columns():
     import tempfile
     from pathlib import Path

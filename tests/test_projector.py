@@ -155,16 +155,20 @@ def test_scrabble_round_time_and_gongs(server, page, tmp_path):
     assert cli.main(["simulate", "--script", str(script), "--out", path,
                      "--set", "round_min=5", "--set", "round_warn_min=2",
                      "--clock", "table-7"]) == 0
-    at = {r["kind"]: time_of_day(epoch_of(r["host_time"]))
-          for r in read_records(path) if r["event"] == "gong"}
+    clocks = Clocks()
+    for r in read_records(path):
+        clocks.feed(r, epoch_of(r["host_time"]))
+    c = clocks.get("table-7")  # the one anchoring of its device time to the host's clock
+    at = {k: time_of_day(c.time_of_day(t)) for t, k, _m, _e in c.gongs}
     page.goto(url_of(srv))
-    page.wait_for_function("document.getElementById('gongs').textContent.includes('end of basic time')",
+    page.wait_for_function("document.getElementById('gongs').textContent.includes('end gong')",
                            timeout=WAIT_MS)
     gongs = page.inner_text("#gongs")
-    # gongs as time of day (the laptop's clock), with the move in progress
+    # gongs as time of day (the laptop's clock), with the move in progress, named
+    # by their settings as the report names them
     assert f"start gong at {at['start']}" in gongs
-    assert f"2 minutes left at {at['ten_minutes']} (move 2)" in gongs
-    assert f"end of basic time at {at['end']} (move 3)" in gongs
+    assert f"2-min gong at {at['ten_minutes']} (move 2)" in gongs
+    assert f"end gong at {at['end']} (move 3)" in gongs
     assert "play-out" in page.inner_text("#playout")
     assert "round time left" in page.inner_text("#title")
     assert page.inner_text("#digits") == "0:00"
@@ -206,11 +210,12 @@ def test_a_hall_shows_the_round_never_the_table_that_spoke_last(hall_log):
             assert f["left_ms"] == 300000 - (rec["t_ms"] - start_t)
     assert seen == {"hall"}  # the hall unit gave the round's start
     final = face(clocks, None, epoch_of(records[-1]["host_time"]))
-    assert [g["text"] for g in final["gongs"]] == ["end of basic time", "1 minute left",
-                                                  "start gong"]  # "1 minute", not "1 minutes"
+    assert [g["text"] for g in final["gongs"]] == ["end gong", "1-min gong",
+                                                  "start gong"]  # named by the settings
     assert all(g["move"] is None for g in final["gongs"])  # moves are each table's own
-    assert final["playout"] == "play-out: 4 (a) finishing the round"  # every clock counts it
-    assert len(final["tables"]) == 4
+    # every table counts it; the hall unit is not a table
+    assert final["playout"] == "play-out: 3 tables (a) finish the round"
+    assert [t["clock"] for t in final["tables"]] == ["table-1", "table-2", "table-3"]
 
 
 def iso(epoch):
@@ -235,8 +240,8 @@ def test_the_gongs_still_due_as_time_of_day():
     assert f["gongs"] == [{"kind": "start", "text": "start gong", "at": time_of_day(t0 + 0.5),
                            "move": None}]
     assert [(g["text"], g["at"]) for g in f["due"]] == [
-        ("1 minute left", time_of_day(t0 + 240.5)),
-        ("end of basic time", time_of_day(t0 + 300.5))]
+        ("1-min gong", time_of_day(t0 + 240.5)),
+        ("end gong", time_of_day(t0 + 300.5))]
 
 
 def test_clock_picks_one_clock_and_a_wrong_name_is_named(hall_log, tmp_path, capsys):
@@ -340,16 +345,52 @@ def test_the_page_shows_a_halls_round(hall_log, page):
     try:
         page.goto(url_of(srv))
         page.wait_for_function(
-            "document.getElementById('clock').textContent.includes('round · 4 clocks')",
-            timeout=WAIT_MS)
+            "document.getElementById('clock').textContent.includes('round · 3 tables')",
+            timeout=WAIT_MS)  # the hall unit is not counted as a table
         assert page.inner_text("#title") == "round time left"
         assert page.inner_text("#digits") == "0:00"
-        assert "1 minute left at " in page.inner_text("#gongs")
+        assert "1-min gong at " in page.inner_text("#gongs")
         assert "(move" not in page.inner_text("#gongs")  # no table's move on the hall's page
-        tables = page.inner_text("#tables")
-        for name in ("hall", "table-1", "table-2", "table-3"):
-            assert name in tables
-        assert "play-out: 4 (a)" in page.inner_text("#playout")
+        tables = page.inner_text("#tables").splitlines()
+        assert [t.split()[0] for t in tables] == ["table-1", "table-2", "table-3"]
+        assert "play-out: 3 tables (a) finish the round" in page.inner_text("#playout")
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_a_hall_of_thirty_tables_counts_the_ones_the_page_cannot_show(page, tmp_path):
+    """30 tables heard in any order: the page lists them in natural order as
+    far as it has room, and one line counts the rest and names where to see
+    every table -- none dropped silently."""
+    import random
+    log = tmp_path / "hall30.jsonl"
+    names = ["table-%d" % (k + 1) for k in range(30)]
+    random.Random(3).shuffle(names)
+    t0 = 1800000000.0
+    with log.open("w") as f:
+        for i, name in enumerate(names):
+            for seq, (t, ev, extra) in enumerate(
+                    [(0, "boot", {"mode": "scrabble", "settings": {
+                        "move_s": 120, "warn_s": [30], "round_min": 40, "round_warn_min": 10}}),
+                     (100, "gong", {"kind": "start", "move": None}),
+                     (1000, "turn", {"player": "A", "move": 1, "limit_ms": 120000})], 1):
+                f.write(json.dumps(dict(clock=name, seq=seq, t_ms=t, event=ev,
+                                        session="%08x" % (i + 1),
+                                        host_time=iso(t0 + i * 0.01 + t / 1000), **extra)) + "\n")
+    srv = make_server(str(log), "127.0.0.1", 0)
+    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05},
+                              daemon=True)
+    thread.start()
+    try:
+        page.goto(url_of(srv))
+        page.wait_for_function("document.getElementById('tables').children.length > 0",
+                               timeout=WAIT_MS)
+        rows = page.inner_text("#tables").splitlines()
+        assert [r.split()[0] for r in rows[:-1]] == ["table-%d" % k for k in range(1, len(rows))]
+        assert rows[-1] == "%d more tables (table-%d to table-30): every table in the " \
+            "referee's console" % (31 - len(rows), len(rows))
+        assert "round · 30 tables" in page.inner_text("#clock")
     finally:
         srv.shutdown()
         srv.server_close()

@@ -154,7 +154,7 @@ def test_grid_of_eight_tables_while_the_log_grows(server, page, game, tmp_path):
     write_links(log, lost=())
     page.wait_for_function("document.querySelectorAll('#grid .table').length === 8",
                            timeout=WAIT_MS)
-    assert page.inner_text("#count") == "8 table(s)"
+    assert page.inner_text("#count") == "8 tables"
     # table-2: B's move 2 ran out at 150 s: overtime, marked red
     over = page.locator("#table-table-2")
     page.wait_for_function("document.getElementById('table-table-2').classList.contains('overtime')",

@@ -272,7 +272,7 @@ def test_round_start_command_on_ports(tmp_path):
         for fd in fds:
             os.close(fd)
     assert proc.returncode == 0, stderr
-    assert "round 1: START sent to 2 clock(s)" in stdout
+    assert "round 1: START sent to 2 clocks" in stdout
     recs = read_log(out)
     for clock in ("t1", "t2"):
         mine = [r for r in recs if r["clock"] == clock]
@@ -329,10 +329,11 @@ def test_readme_round_tour(tmp_path):
         assert res.returncode == 0, (ln, res.stdout, res.stderr)
         results.append(res)
     configure, report = results[1].stdout, results[3].stdout
-    assert configure.count(": taken") == 8 and "8 clock(s) took the settings" in configure
-    assert "round 3: START sent to 8 clock(s)" in results[2].stdout
-    assert "Round 3: 8 table(s)" in report
-    assert "Still playing at the end gong (ČAS 16.3): 8 game(s)" in report
+    assert configure.count(": taken") == 8 and "8 clocks took the settings" in configure
+    assert "round 3: START sent to 8 clocks" in results[2].stdout
+    assert "Round 3: 8 tables of scrabble" in report
+    assert "Still playing at the end gong (ČAS 16.3): 8 games" in report
+    assert "24 gongs given by the clocks" in results[2].stdout  # three each (ČAS 4.1, 6.1)
     recs = read_log(tmp_path / "round3.jsonl")
     assert len({r["clock"] for r in recs}) == 8
     for clock in {r["clock"] for r in recs}:
@@ -381,7 +382,7 @@ def test_round_start_over_the_broker(tmp_path):
     finally:
         h.close()
     assert proc.returncode == 0, proc.stderr
-    assert "round 6: START sent to 2 clock(s)" in proc.stdout
+    assert "round 6: START sent to 2 clocks" in proc.stdout
     recs = read_log(out)
     for clock in h.clocks:
         mine = [r for r in recs if r["clock"] == clock]

@@ -18,8 +18,9 @@ poll of its ports (``Logger.run(on_poll=...)``).
 import sys
 import time
 
-from .model import Clocks, record_text
+from .model import Clocks
 from .modes import clock_text, view_for
+from .words import by_name, event_text, plural, warn_min_of
 
 REFRESH_S = 0.25  # redraw at most this often
 RESEND_SHOW_S = 2.0  # show 'resending' this long after the link asked for a resend
@@ -90,6 +91,16 @@ def row_cells(c, face):
             "state": state, "styles": tuple(styles)}
 
 
+def _warn_min(c):
+    """The clock's round_warn_min (its settings as the model holds them)."""
+    m = c.model
+    settings = getattr(m, "settings", None) if m is not None else None
+    if isinstance(settings, dict):
+        return warn_min_of(settings)
+    v = getattr(settings, "round_warn_min", None) if settings is not None else None
+    return v if isinstance(v, int) else None
+
+
 class LiveView:
     """``with LiveView(logger): logger.run(on_poll=view.poll)``"""
 
@@ -131,7 +142,7 @@ class LiveView:
         now = self.clock()
         c = self.clocks.feed(rec, now)
         self.port_of[name] = port_index
-        text = record_text(rec)
+        text = event_text(rec, _warn_min(c))
         self.recent.append((name, text))
         del self.recent[:-6]
         if self.plain:
@@ -190,7 +201,7 @@ class LiveView:
         table = Table(title=f"hallclock log → {self.logger.writer.path}", title_justify="left",
                       box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), expand=False,
                       title_style="bold", show_edge=False)
-        table.add_column("clock", no_wrap=True, overflow="ellipsis", min_width=10,
+        table.add_column("clock", no_wrap=True, overflow="fold", min_width=10,
                          max_width=14 if not wide else 24)
         if wide:
             table.add_column("port", no_wrap=True, overflow="ellipsis", max_width=24)
@@ -207,10 +218,20 @@ class LiveView:
         if wide:
             table.add_column("events", justify="right", no_wrap=True)
             table.add_column("last event", no_wrap=True, overflow="ellipsis", ratio=1)
-        shown_ports = set()
-        for c in self.clocks:
+        shown_ports = set(self.port_of.get(c.name, 0) for c in self.clocks)
+        height = getattr(self.console, "height", 24) or 24
+        unheard = [i for i in range(len(self.logger.ports)) if i not in shown_ports]
+        # the rows the screen has room for: title, header, rule, counters, the
+        # 'more' line and the last line; a clock that does not fit is counted, never dropped
+        room = max(1, height - 8)  # the 'more' line may take two
+        clocks = by_name(self.clocks, lambda c: c.name)
+        hidden = []
+        if len(clocks) + len(unheard) > room:
+            hidden = clocks[room:]
+            clocks = clocks[:room]
+            unheard = unheard[:max(0, room - len(clocks))]
+        for c in clocks:
             i = self.port_of.get(c.name, 0)
-            shown_ports.add(i)
             port, link = self.logger.ports[i], self.logger.links[i]
             ls = link_state(port, link, now, True)
             cells = row_cells(c, c.face(now))
@@ -231,11 +252,12 @@ class LiveView:
                          else "bold"),
                     cells["move"], state]
             if wide:
-                last = record_text(c.last_record) if c.last_record else ""
+                last = event_text(c.last_record, _warn_min(c)) if c.last_record else ""
                 row += [str(c.records), last]
             table.add_row(*row)
-        for i, (port, link) in enumerate(zip(self.logger.ports, self.logger.links)):
-            if i not in shown_ports:
+        for i in unheard:
+            port, link = self.logger.ports[i], self.logger.links[i]
+            if True:
                 ls = link_state(port, link, now)
                 row = ["(no clock)"] + ([port.path] if wide else [])
                 row.append(Text(ls, style=LINK_STYLE.get(ls, "")))
@@ -256,14 +278,20 @@ class LiveView:
             total = [sum(getattr(link, k, 0) for link in self.logger.links)
                      for k in ("records", "dups", "bad")]
             counters = ["%d ports: %d stored, %d dup, %d bad" % (len(counters), *total)]
-        parts = [table, Text(" " + " · ".join(counters), style="dim", no_wrap=True,
-                             overflow="ellipsis")]
+        parts = [table]
+        if hidden:
+            parts.append(Text(" %s not shown (%s to %s): a taller terminal shows them, "
+                              "and hallclock console --log %s every table" % (
+                                  plural(len(hidden), "more clock"), hidden[0].name,
+                                  hidden[-1].name, self.logger.writer.path),
+                              style="bold yellow"))
+        parts.append(Text(" " + " · ".join(counters), style="dim", no_wrap=True,
+                          overflow="ellipsis"))
         disk = getattr(self.logger, "disk_problem", lambda: None)()
         if disk:  # a full disk: records held, acks withheld (logger.py)
             parts.append(Text(" DISK FULL: " + disk, style="bold white on red"))
         # the last events, as many as the screen has room for
-        height = getattr(self.console, "height", 24) or 24
-        room = height - (len(self.clocks.order) + len(self.logger.ports) - len(shown_ports)) - 6
+        room = height - (len(clocks) + len(unheard) + (2 if hidden else 0)) - 6
         recent = self.recent[-max(0, min(len(self.recent), room)):] if room > 0 else []
         if recent:
             parts.append(Text("\n".join(f" {c}: {t}" for c, t in recent), style="dim",

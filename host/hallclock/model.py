@@ -590,6 +590,7 @@ def describe(rec):
 
 
 # -- every clock of a log ------------------------------------------------------------
+ACCELERATED_PACE = 1.5  # a clock whose time runs this many times the host's is simulated
 class ClockModel:
     """One clock across its sessions: the model of its newest session, the
     host clock of its newest record (to tell the device time now), and the
@@ -603,6 +604,10 @@ class ClockModel:
         self.last_t = None  # device ms of the newest record of the session
         self.last_at = None  # host clock when it came
         self.epoch_offset = None  # host epoch s - device s (from host_time), session
+        self.first_heard = None  # (host epoch s, t_ms) of the session's earliest record
+        self.last_heard = None  # (host epoch s, t_ms) of its newest
+        self.round_heard = None  # (host epoch s, t_ms) of its 'round' record (the host's N)
+        self.pace_from = None  # (host epoch s, t_ms): the first record a second after the first
         self.last_record = None
         self.error = None  # why the session could not be modelled (bad boot)
         self.previous = None  # the model of the session before (power loss)
@@ -633,6 +638,7 @@ class ClockModel:
             self.last_t = t if isinstance(t, int) else 0
             self.last_at = host_now
             self.epoch_offset = None
+            self.first_heard = self.last_heard = self.round_heard = self.pace_from = None
             self.gongs = []
             self.announcements = []
             self._epoch(rec)
@@ -665,6 +671,35 @@ class ClockModel:
         # the record that came fastest tells the device's time best
         if self.epoch_offset is None or off < self.epoch_offset:
             self.epoch_offset = off
+        if self.first_heard is None or t < self.first_heard[1]:
+            self.first_heard = (at, t)
+        if self.last_heard is None or t >= self.last_heard[1]:
+            self.last_heard = (at, t)
+        # the pace is measured from a record a second after the first came: a
+        # backlog sent at once (a restarted logger, a resend) says nothing of it
+        if self.pace_from is None and at >= self.first_heard[0] + 1.0:
+            self.pace_from = (at, t)
+        if rec.get("event") == "round" and self.round_heard is None:
+            self.round_heard = (at, t)
+
+    @property
+    def pace(self):
+        """How many times faster than the host's the clock's time ran in this
+        session (1.0 for a real clock; a simulation at ``--speed 100``: about
+        100), from its first and newest records; None until the host's clock
+        has run a second between them."""
+        if self.pace_from is None or self.last_heard is None:
+            return None
+        host_s = self.last_heard[0] - self.pace_from[0]
+        dev_s = (self.last_heard[1] - self.pace_from[1]) / 1000.0
+        if host_s < 1.0 or dev_s <= 0:
+            return None
+        return dev_s / host_s
+
+    @property
+    def accelerated(self):
+        """The clock's time ran faster than the host's (a simulation)."""
+        return self.pace is not None and self.pace > ACCELERATED_PACE
 
     def device_now(self, host_now):
         """The device time (ms) at host clock ``host_now``: the newest record's
@@ -682,9 +717,18 @@ class ClockModel:
         return self.model.face(self.device_now(host_now))
 
     def time_of_day(self, t_ms):
-        """Host epoch seconds of device time ``t_ms`` in this session, or None."""
+        """Host epoch seconds of device time ``t_ms`` in this session, or None:
+        the one anchoring of the session's device time to the host's clock
+        that every view uses.  A real clock: by the record that came fastest
+        (the smallest host_time - t_ms).  An accelerated simulation (its time
+        ran faster than the host's, ``accelerated``): the host time of the
+        round's start (else the first record) plus the clock's own time since
+        it -- a simulated time of day, which the report's header says."""
         if self.epoch_offset is None or not isinstance(t_ms, int):
             return None
+        if self.accelerated:
+            at, t0 = self.round_heard or self.first_heard
+            return at + (t_ms - t0) / 1000.0
         return self.epoch_offset + t_ms / 1000.0
 
 

@@ -131,7 +131,8 @@ class ScrabbleView(ModeView):
         if f["warned_s"] and not face.ended and not face.overtime:  # overtime: all were given
             out.append((" ".join("%ds" % w for w in f["warned_s"]), "warn"))
         if f["playout"]:
-            out.append(("play-out: " + f["playout"].replace("_", " "), "warn"))
+            from .words import playout_step
+            out.append((playout_step(f["playout"]), "warn"))
         elif f["round_started"] and not face.ended:
             out.append(("round " + clock_text(max(0, f["round_left_ms"])), "dim"))
         return out

@@ -26,20 +26,17 @@ import time
 from hallclock_fw.display import next_change
 
 from .errors import BadInput
+from .figures import check_live_log
 from .liveview import row_cells
 from .model import Clocks, epoch_of
-from .modes import clock_text, minutes, view_for
+from .modes import clock_text, view_for
+from .words import by_name, gong_name, playout_step, plural
 from .webserve import CSS, HTML, JS, PageHandler, bind, check_log_path, url_of  # noqa: F401 (url_of: for callers)
 
 WEB = os.path.join(os.path.dirname(__file__), "web")
 FILES = {"/": ("index.html", HTML), "/index.html": ("index.html", HTML),
          "/app.js": ("app.js", JS), "/style.css": ("style.css", CSS)}
-PLAYOUT_TEXT = {"finish_round": "play-out (a): finish the round in progress",
-                "one_more_move": "play-out (b): one more move each",
-                "last_move": "play-out (c): last move, no drawing",
-                "over": "the game is over"}
-PLAYOUT_SHORT = {"finish_round": "(a) finishing the round", "one_more_move": "(b) one more move",
-                 "last_move": "(c) last move", "over": "over"}
+PLAYOUT_STEPS = ("finish_round", "one_more_move", "last_move", "over")
 AHEAD = 4  # seconds of digits sent ahead with each answer
 
 
@@ -51,15 +48,17 @@ def time_of_day(epoch):
 
 
 def gong_text(kind, warn_min):
-    if kind == "start":
-        return "start gong"
-    if kind == "ten_minutes":
-        return "%s left" % minutes(warn_min if warn_min is not None else 10)
-    if kind == "end":
-        return "end of basic time"
-    if kind == "manual":
-        return "gong"
-    return str(kind)
+    """A gong in the words of its settings (hallclock.words): '2-min gong'."""
+    return gong_name(kind, warn_min)
+
+
+def _tables(clocks, now):
+    """The tables of a round: every clock but the hall unit (the one that
+    gives the round's gongs and never has a move, while the tables do)."""
+    moved = [c for c in clocks if c.model is not None and c.model.face(c.device_now(now)).move]
+    if not moved:
+        return list(clocks)
+    return [c for c in clocks if c in moved or not any(k == "start" for _t, k, _m, _e in c.gongs)]
 
 
 class LogTail:
@@ -120,7 +119,8 @@ def face(clocks, clock_name, now, path="", exists=True):
     log, or the clock ``clock_name``.  ``now``: host epoch seconds."""
     out = {"log": os.path.basename(path), "clocks": list(clocks.order), "now": now,
            "waiting": True, "exists": exists, "tables": []}
-    modelled = [c for c in clocks if c.model is not None]
+    modelled = by_name([c for c in clocks if c.model is not None], lambda c: c.name)
+    out["clocks"] = [n for n in by_name(clocks.order)]
     if clock_name is not None:
         c = clocks.get(clock_name)
         if c is None or c.model is None:
@@ -138,9 +138,9 @@ def face(clocks, clock_name, now, path="", exists=True):
         out["message"] = ("waiting for the first record" if exists else
                           "waiting for %s" % out["log"])
         return out
-    lead = modelled[0]  # the first clock heard: the hall unit in a hall's log
+    lead = next(c for c in clocks if c.model is not None)  # the first heard: a hall's hall unit
     if len(modelled) > 1:
-        out["tables"] = [_table(c, now) for c in modelled]
+        out["tables"] = [_table(c, now) for c in _tables(modelled, now)]
     mode = lead.model.mode
     same = [c for c in modelled if c.model.mode == mode]
     kind = view_for(mode).hall_view
@@ -149,7 +149,7 @@ def face(clocks, clock_name, now, path="", exists=True):
     if len(modelled) == 1 or kind == "countdown":
         return _clock_face(out, lead, now)
     # several independent table clocks (backgammon): one is not the hall's
-    out.update({"waiting": False, "view": "tables", "title": "%d clocks" % len(modelled),
+    out.update({"waiting": False, "view": "tables", "title": plural(len(modelled), "clock"),
                 "subtitle": "pick one with --clock NAME", "digits": "", "ahead": []})
     return out
 
@@ -195,15 +195,15 @@ def _clock_face(out, c, now):
     warn_min = rnd["warn_ms"] // 60000 if rnd is not None else None
     out.update({"waiting": False, "view": "clock", "clock": c.name, "mode": m.mode,
                 "move": f.move, "player": f.player, "ended": f.ended, "paused": f.paused,
-                "displays": [f.displays[0].strip(), f.displays[1].strip()],
+                "displays": [f.displays[0].strip(), f.displays[1].strip()]
+                if view_for(m.mode).players else None,
                 "title": h["title"], "subtitle": h["subtitle"], "left_ms": h["left_ms"],
                 "running": h["running"] and not f.ended, "last": h["last"],
                 "digits": h["digits"], "banks": h.get("banks"),
-                "playout": PLAYOUT_TEXT.get(rnd["playout"] if rnd else None),
+                "playout": playout_step(rnd["playout"] if rnd else None, long=True) or None,
                 "mismatches": len(m.mismatches)})
     out["gongs"] = [{"kind": k, "text": gong_text(k, warn_min), "at": time_of_day(
-        ep if ep is not None else c.time_of_day(t)), "move": mv}
-        for t, k, mv, ep in c.gongs][::-1]
+        c.time_of_day(t)), "move": mv} for t, k, mv, _ep in c.gongs][::-1]
     out["announcements"] = [{"move": mv, "left_s": left,
                              "text": "move %s: %s left" % (mv, clock_text(left * 1000))
                              if left is not None else "move %s" % mv}
@@ -216,7 +216,7 @@ def _clock_face(out, c, now):
 
 
 def _start_epoch(c):
-    for t, kind, _mv, ep in c.gongs:
+    for t, kind, _mv, ep in c.gongs:  # which clock gave it first: as the host heard them
         if kind == "start":
             return ep if ep is not None else c.time_of_day(t)
     return None
@@ -264,26 +264,26 @@ def _round_face(out, clocks, now):
     elif left <= 0:
         out["subtitle"] = "basic time is over"
     else:
-        out["subtitle"] = "%d table%s" % (len(clocks), "" if len(clocks) == 1 else "s") \
-            if len(clocks) > 1 else ""
+        tables = _tables(clocks, now)
+        out["subtitle"] = plural(len(tables), "table") if len(tables) > 1 else ""
     # the round's gongs: the lead clock's, as time of day (each table gives its own
     # at the same moments; their move numbers are the tables' own)
     one = len(clocks) == 1
     out["gongs"] = [{"kind": k, "text": gong_text(k, warn_min), "at": time_of_day(
-        ep if ep is not None else lead.time_of_day(t)), "move": mv if one else None}
-        for t, k, mv, ep in lead.gongs][::-1]
+        lead.time_of_day(t)), "move": mv if one else None} for t, k, mv, _ep in lead.gongs][::-1]
     out["due"] = _due_gongs(lead, f, now, warn_min)
     out["announcements"] = []
     steps = {}
-    for c in clocks:
+    for c in _tables(clocks, now):
         step = view.round(c.face(now))["playout"]
         if step:
             steps[step] = steps.get(step, 0) + 1
     if one:
-        out["playout"] = PLAYOUT_TEXT.get(rnd["playout"])
+        out["playout"] = playout_step(rnd["playout"], long=True) or None
     elif steps:
         out["playout"] = "play-out: " + ", ".join(
-            "%d %s" % (steps[s], PLAYOUT_SHORT[s]) for s in PLAYOUT_SHORT if s in steps)
+            "%s %s" % (plural(steps[s], "table"), playout_step(s)) for s in PLAYOUT_STEPS
+            if s in steps)
     else:
         out["playout"] = None
     if out["ended"]:
@@ -335,13 +335,15 @@ def make_server(log, host="127.0.0.1", port=8080, clock=None, source=None):
     """An HTTP server (not yet serving) for the log; port 0 picks a free one.
     ``source``: another record source with LogTail's ``state()`` (the hall
     network's viewer, ``mqtthost.BrokerTail``) instead of the log file."""
+    waiting = None
     if source is None:
         check_log_path(log)
+        waiting = check_live_log(log)  # a file that is not a log: refused as report does
     if not 0 <= port <= 65535:
         raise BadInput(f"--http-port {port}: an HTTP port is 0 to 65535")
     tail = source if source is not None else LogTail(log, clock)
     note = check_clock(tail) if source is None else None  # before the port is taken
     server = bind(host, port, type("Handler", (_Handler,), {"tail": tail}),
                   "another hall-display?")
-    server.note = note
+    server.note = "; ".join(n for n in (waiting, note) if n) or None
     return server

@@ -27,13 +27,15 @@ import threading
 import time
 from urllib.parse import parse_qs, urlparse
 
-from . import report
+from . import figures, report
 from .errors import BadInput
 from .logfile import LogWriter, host_time, read_records
 from .model import Clocks, epoch_of
 from .modes import clock_text, view_for
 from .webserve import CSS, HTML, JS, PageHandler, bind, check_log_path
-from .roundreport import REASON_TEXT, REASONS, REFEREE_CLOCK, _restart_rule, referee_log_of
+from .projector import _tables
+from .roundreport import REASON_TEXT, REASONS, REFEREE_CLOCK, referee_log_of
+from .words import by_name, playout_step, plural
 
 WEB = os.path.join(os.path.dirname(__file__), "web", "console")
 FILES = {"/": ("index.html", HTML), "/index.html": ("index.html", HTML),
@@ -142,11 +144,14 @@ def grid(tail, now):
         tail.update()
         links, note = tail.links(now)
         tables = []
-        for c in tail.clocks:
-            if c.name == REFEREE_CLOCK:
-                continue
+        clocks = by_name([c for c in tail.clocks if c.name != REFEREE_CLOCK], lambda c: c.name)
+        for c in clocks:
             tables.append(_row(tail, c, c.face(now), links.get(c.name, {})))
+        counted = _tables(clocks, now)
+        rounds = [r for r in tail.rounds.values() if isinstance(r, int)]
         return {"log": os.path.basename(tail.path), "tables": tables, "note": note,
+                "count": plural(len(counted), "table"),
+                "round": max(rounds) if rounds else None,
                 "exists": tail.exists(), "reasons":
                 [{"key": k, "text": REASON_TEXT[k]} for k in REASONS]}
 
@@ -170,47 +175,50 @@ def _row(tail, c, f, link):
     left = f.displays[side].strip() or "–"
     if not (f.running or f.paused or f.move):
         left = "–"
+    rl = rnd["left_ms"] if rnd else None
+    if finished:  # the card says why it stands, never a bare time
+        left = "play-out over" if playout == "over" else (
+            "power lost" if c.model.power_lost else "session ended")
     row.update({
         "player": f.player if (f.running or f.paused) else None, "left": left,
         "move": f.move, "overtime": bool(f.overtime and not f.ended), "paused": bool(f.paused),
         "finished": finished, "playout": playout,
-        "round_left": clock_text(max(0, rnd["left_ms"])) if rnd and rnd["started"] else None,
+        "playout_text": playout_step(playout) if playout and playout != "over" else "",
+        "round_left": (clock_text(rl) if rl > 0 else "basic time over")
+        if isinstance(rl, int) and rnd["started"] else None,
         "status": "lost" if lost else "finished" if finished else "paused" if f.paused else
         "overtime" if f.overtime else "running" if f.running else "idle"})
     return row
 
 
 def detail(tail, clock):
-    """A table's moves (as the report shows them) and its pauses with reasons."""
+    """A table's moves (as the report shows them) and its pauses with reasons:
+    the figures of hallclock.figures, formatted as the report formats them."""
     records = tail.records_for(clock)
     if not records:
         return None
     tags = {}
     for t in read_records(tail.referee_path):
         if isinstance(t, dict) and t.get("event") == "pause_reason" and t.get("table") == clock:
-            tags[(str(t.get("table_session")), t.get("pause_seq"))] = t.get("reason")
-    games = report.games_from_records(records)
+            tags[(clock, str(t.get("table_session")), t.get("pause_seq"))] = t.get("reason")
+    games = figures.games_from_records(records)
+    figures.tag_pauses(games, tags)
     game = games[-1]
-    mine = [r for r in records if str(r.get("session")) == game.session]
     pauses = []
-    for i, r in enumerate(mine):
-        if r.get("event") != "pause":
-            continue
-        end = next((x.get("t_ms") for x in mine[i + 1:] if x.get("event") in ("resume", "end")),
-                   None)
-        reason = tags.get((game.session, r.get("seq")))
-        pauses.append({"seq": r.get("seq"), "session": game.session, "move": r.get("move"),
-                       "player": r.get("player"), "at": report.fmt_short(r.get("t_ms")),
-                       "length": report.fmt_short(end - r["t_ms"]) if end is not None else "",
-                       "reason": reason, "reason_text": REASON_TEXT.get(reason, ""),
-                       "restart": _restart_rule(game.mode, r.get("player"), mine[i + 1:])})
+    for n, p in enumerate(game.pause_list, 1):
+        pauses.append({"number": n, "seq": p.seq, "session": game.session, "move": p.move,
+                       "player": p.player,
+                       "at": report.time_of_day(p.at) or report.fmt_short(p.t_ms),
+                       "length": report.fmt_short(p.ms) if p.ms is not None else "",
+                       "reason": p.reason, "reason_text": REASON_TEXT.get(p.reason, ""),
+                       "restart": p.restart})
     moves = []
     for m, row in zip(game.moves, report.rows(game)):
-        moves.append({"move": m.move, "player": row["player"], "used": report.fmt_short(m.used_ms),
+        moves.append({"move": m.move, "player": row["player"], "used": report.fmt_short(m.used),
                       "warnings": " ".join(f"{w}s" for w in m.warnings),
-                      "overtime": report.fmt_short(m.overtime_ms) if m.expired else "",
-                      "pauses": " ".join(report.fmt_short(p) for p in report.pause_ms(m)),
-                      "notes": report.notes(game, m), "expired": m.expired})
+                      "overtime": report.overtime_text(m),
+                      "pauses": " ".join(report.fmt_short(p) for p in m.pause_list),
+                      "notes": report.notes(game, m), "expired": m.over})
     return {"clock": clock, "session": game.session, "mode": game.mode, "moves": moves,
             "pauses": pauses, "sessions": len(games)}
 
@@ -253,7 +261,7 @@ class _Handler(PageHandler):
     def do_GET(self):  # noqa: N802
         url = urlparse(self.path)
         if url.path == "/api/grid":
-            self._json(200, grid(self.tail, time.time()))
+            self._json(200, grid(self.tail, getattr(self.tail, "wall", time.time)()))
             return
         if url.path == "/api/table":
             clock = (parse_qs(url.query).get("clock") or [""])[0]
@@ -344,8 +352,10 @@ def make_server(log, host="127.0.0.1", port=8090, token=None, tail=None, signals
     ``tail``, another record source: BrokerRoundTail); port 0 picks a free one."""
     if not 0 <= port <= 65535:
         raise BadInput(f"--http-port {port}: an HTTP port is 0 to 65535")
+    note = None
     if tail is None:
         check_log_path(log, "the round's log file")
+        note = figures.check_live_log(log)  # a file that is not a log: refused as report does
         tail = RoundTail(log)
     referee = RefereeLog(tail.referee_path)
     handler = type("Handler", (_Handler,), {"tail": tail,
@@ -354,6 +364,7 @@ def make_server(log, host="127.0.0.1", port=8090, token=None, tail=None, signals
     server = bind(host, port, handler, "another console?")
     server.token = handler.token
     server.referee = referee
+    server.note = note
     return server
 
 

@@ -34,6 +34,7 @@ from hallclock_fw.events import BTN_GONG
 
 from .model import epoch_of
 from .roundreport import referee_log_of
+from .words import plural
 
 RETRY_S = 1.0
 TRIES = 5
@@ -64,7 +65,8 @@ class RoundControl:
         self.started_at = None  # monotonic s when START was sent
         self.sessions = {}  # (port index, clock, session) -> _Seen
         self.late_sent = 0  # N frames sent to late clocks
-        self.gongs = 0
+        self.gongs = 0  # GONGs the referee sent (the console)
+        self.gongs_heard = 0  # gongs the clocks gave in this round (start, warning, end, manual)
         self.referee_log = referee_log_of(log_path) if log_path else None
         self.ref_offset = None
         self.ref_partial = b""
@@ -94,6 +96,8 @@ class RoundControl:
             seen.tagged = True
         elif ev == "refused" and record.get("what") == "round" and not seen.tagged:
             seen.refused = True
+        elif ev == "gong" and record.get("round") == self.number:
+            self.gongs_heard += 1
 
     def _seen(self, index, clock, sid, tagged=False):
         key = (index, clock, sid)
@@ -156,7 +160,7 @@ class RoundControl:
             seen.next_try = self.started_at + RETRY_S
             seen.tries = 1
         quiet = [p.path for i, p in enumerate(self.ports) if i not in live]
-        self.log.append(f"round {self.number}: START sent to {len(live)} clock(s)"
+        self.log.append(f"round {self.number}: START sent to {plural(len(live), 'clock')}"
                         + (f"; no clock heard yet on {', '.join(quiet)}: told when it speaks"
                            if quiet else ""))
         return True

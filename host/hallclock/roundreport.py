@@ -2,9 +2,9 @@
 
 A game belongs to round N when its records carry ``round`` N (the host tags
 every record of a game from the clock's ``round`` event on: hostlink.tag_round).
-The moves come from :mod:`hallclock.report` (one reading of a game, shared with
-the per-log report); this module adds what the referee needs for the round
-as a whole:
+Every figure comes from :mod:`hallclock.figures` (one reading of a game,
+shared with the per-log report, the console and the plots); this module adds
+them up per table and formats what the referee needs for the round as a whole:
 
 * per table the game (moves, time used per player, the end gong's move);
 * every overtime: move, player, by how much, and when (device time and time of
@@ -18,12 +18,13 @@ as a whole:
 """
 import csv
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from . import report
+from . import figures, report
 from .errors import BadInput
+from .figures import restart_rule
 from .logfile import read_records
-from .modes import view_for
+from .words import by_name, natural, playout_letter, playout_step, plural
 
 REASONS = ("challenge", "stop", "dispute", "referee", "break")
 REASON_TEXT = {"challenge": "challenge", "stop": "STOP", "dispute": "dispute",
@@ -39,72 +40,53 @@ def referee_log_of(log):
 
 
 @dataclass
-class Pause:
-    clock: str
-    session: str
-    seq: int
-    move: int | None
-    player: str | None
-    t_ms: int
-    host_time: str | None = None
-    end_t: int | None = None
-    reason: str | None = None
-    restart: str | None = None  # who the time ran for after it, and the rule
-
-    @property
-    def ms(self):
-        return None if self.end_t is None else self.end_t - self.t_ms
-
-
-@dataclass
-class Overtime:
-    clock: str
-    move: int
-    player: str
-    over_ms: int | None  # how far over the limit (report.Move.overtime_ms)
-    expired_t: int | None
-    expired_time: str | None
-    press_time: str | None
-    unfinished: bool = False  # never pressed: the overtime runs to the session's last record
-
-
-@dataclass
 class TableGame:
+    """One table's game of the round: its sessions' figures (hallclock.figures),
+    added up here and nowhere else."""
     clock: str
     sessions: list
     mode: str
-    games: list  # report.Game, one per session (a reboot makes two)
-    overtimes: list = field(default_factory=list)
-    pauses: list = field(default_factory=list)
-    end_gong_move: object = None  # the move in progress at the end gong; None: no end gong
-    playout: list = field(default_factory=list)  # (step, move)
-    over: bool = False  # the play-out reached its end (B ended the last move)
+    games: list  # figures.Game, one per session (a reboot makes two)
     ended: bool = False
 
+    @property
+    def overtimes(self):
+        return [m for g in self.games for m in g.overtimes]
 
-def _restart_rule(mode, paused_player, after):
-    """The rule the restart followed, from the records after the pause
-    (Scrabble): the opponent pressed -> the time runs again for the player it
-    stopped (ČAS 9.1, 10.1: after a challenge the clock runs for the
-    challenger); the paused player pressed -> that move is over and the
-    opponent's time runs (11.2: a STOP ruled for the stopping player)."""
-    pressed = False
-    for r in after:
-        ev = r.get("event")
-        if ev == "press":
-            pressed = True
-        elif ev == "resume":
-            who = r.get("player")
-            if not view_for(mode).restart_rules:
-                return f"time ran again for {who}" if who else "time ran again"
-            if who == paused_player and not pressed:
-                return f"9.1/10.1: time ran again for {who}"
-            if pressed:
-                return f"11.2: {paused_player}'s move ended, time ran for {who}"
-            return f"time ran for {who}"
-        elif ev in ("end", "power_loss"):
-            return "the session ended while paused"
-    return "still paused"
+    @property
+    def pauses(self):
+        return [p for g in self.games for p in g.pause_list]
+
+    @property
+    def playout(self):
+        return [(step, move) for g in self.games for step, move, _t in g.playout]
+
+    @property
+    def over(self):
+        return any(g.playout_over for g in self.games)
+
+    @property
+    def end_gong_move(self):
+        moves = [g.end_gong_move for g in self.games if g.end_gong_move is not None]
+        return moves[-1] if moves else None
+
+    @property
+    def warn_min(self):
+        return self.games[-1].warn_min
+
+    def moves(self):
+        return sum(s["moves"] for g in self.games for s in g.totals.values())
+
+    def used(self, player):
+        return sum(g.totals[player]["total_ms"] for g in self.games if player in g.totals)
+
+    def finished(self):
+        if self.over or (self.ended and self.end_gong_move is None):
+            return "yes"
+        return "session ended" if self.ended else "no"
+
+
+_restart_rule = restart_rule  # the console's name for it
 
 
 def _session_key(r):
@@ -115,13 +97,8 @@ def load_round(n, logs):
     """Every table's game of round ``n`` in ``logs`` (and their referee logs)."""
     records, tags = [], []
     for log in logs:
-        if not os.path.exists(log):
-            raise BadInput(f"{log}: no such log file")
-        try:
-            got = read_records(log)
-        except OSError as exc:
-            raise BadInput(f"{log}: cannot read the log ({exc.strerror})") from None
-        records += [r for r in got if isinstance(r, dict)]
+        got = load_records(log)
+        records += got
         side = referee_log_of(log)
         if os.path.exists(side):
             tags += [r for r in read_records(side)
@@ -150,132 +127,130 @@ def load_round(n, logs):
     for k in keys:
         clock = k[0]
         recs = sorted(by_session[k], key=lambda r: r.get("seq") or 0)
-        game = report.games_from_records(recs)[0]
+        game = figures.games_from_records(recs)[0]
+        figures.tag_pauses([game], reason_of)
         tg = tables.get(clock)
         if tg is None:
             tg = tables[clock] = TableGame(clock, [], game.mode, [])
         tg.sessions.append(k[1])
         tg.games.append(game)
         tg.ended = game.ended
-        _scan(tg, game, recs, reason_of)
-    return [tables[c] for c in sorted(tables, key=_natural)]
+    return [tables[c] for c in by_name(tables)]
+
+
+def load_records(log):
+    """The records of a log, refused as ``hallclock report`` refuses it
+    (figures.read_log: missing, a folder, no record in it)."""
+    return figures.read_log(log)[0]
 
 
 def _natural(name):
-    import re
-    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
+    return natural(name)
 
 
-def _scan(tg, game, recs, reason_of):
-    expired_at = {}
-    for i, r in enumerate(recs):
-        ev = r.get("event")
-        if ev == "expired":
-            expired_at[r.get("move")] = (r.get("t_ms"), r.get("host_time"))
-        elif ev == "pause":
-            p = Pause(tg.clock, str(r.get("session")), r.get("seq"), r.get("move"),
-                      r.get("player"), r.get("t_ms"), r.get("host_time"))
-            for later in recs[i + 1:]:
-                if later.get("event") in ("resume", "end"):
-                    p.end_t = later.get("t_ms")
-                    break
-            p.reason = reason_of.get((tg.clock, p.session, p.seq))
-            p.restart = _restart_rule(game.mode, p.player, recs[i + 1:])
-            tg.pauses.append(p)
-        elif ev == "gong" and r.get("kind") == "end":
-            tg.end_gong_move = r.get("move") if r.get("move") is not None else 0
-        elif ev == "playout":
-            tg.playout.append((r.get("step"), r.get("move")))
-            if r.get("step") == "over":
-                tg.over = True
-    press_time = {r.get("move"): r.get("host_time") for r in recs if r.get("event") == "press"}
-    for m in game.moves:
-        if not m.expired:
-            continue
-        t, when = expired_at.get(m.move, (None, None))
-        # how far over: read off the firmware's core by the report (to the press, or
-        # for a move never pressed to the session's last record)
-        over = m.overtime_ms
-        unfinished = getattr(m, "unfinished", False) or m.used_ms is None
-        o = Overtime(tg.clock, m.move, m.player, over, t, when, press_time.get(m.move))
-        o.unfinished = unfinished
-        tg.overtimes.append(o)
-
-
-def _used(tg, player):
-    return sum(m.used_ms for g in tg.games for m in g.moves
-               if m.player == player and m.used_ms is not None)
-
-
-def _moves(tg):
-    return sum(1 for g in tg.games for m in g.moves if m.used_ms is not None)
-
-
-def _day(host_time):
-    """The time of day of a host_time (UTC, as logged): 14:03:27.120."""
-    if not host_time or "T" not in str(host_time):
-        return "-"
-    return str(host_time).split("T", 1)[1].rstrip("Z")
+def _indented(console, text, indent=2):
+    """A line of the report that may wrap: every line of it indented."""
+    from rich.padding import Padding
+    console.print(Padding(text, (0, 0, 0, indent)))
 
 
 def print_round(n, tables, console=None, games=True):
-    from rich.console import Console
-    from rich.table import Table
-
-    console = console or Console()
-    _print_summary(n, tables, console, Table)
+    console = console or report.report_console()
+    _print_summary(n, tables, console)
     if games:
         console.print(f"[bold]The games of round {n}, table by table[/bold]")
-        report.print_report([g for tg in tables for g in tg.games], console)
+        report.print_report([g for tg in tables for g in tg.games], console, header=False)
 
 
-def _print_summary(n, tables, console, Table):
-    console.print(f"[bold]Round {n}[/bold]: {len(tables)} table(s)")
-    t = Table(title=f"round {n}: the games", title_justify="left")
-    for col in ("table", "mode", "moves", "A used", "B used", "overtimes", "pauses",
-                "end gong (move)", "play-out", "finished"):
-        t.add_column(col, justify="left" if col in ("table", "mode", "play-out") else "right")
+def hall_units(tables):
+    """The clocks of the round that are no table: the hall unit gives the
+    round's gongs and has no move, while the tables have moves."""
+    def idle(tg):
+        return not any(g.moves for g in tg.games)
+    if all(idle(tg) for tg in tables):
+        return []
+    return [tg for tg in tables if idle(tg) and any(g.gong_list for g in tg.games)]
+
+
+def _print_summary(n, tables, console):
+    from rich import box
+    from rich.table import Table
+
+    narrow = console.width < report.NARROW
+    units = hall_units(tables)
+    tables = [tg for tg in tables if tg not in units]
+    modes = sorted({tg.mode for tg in tables})
+    note = report.time_note([g for tg in tables for g in tg.games])
+    console.print(f"[bold]Round {n}[/bold]: {plural(len(tables), 'table')}"
+                  + (f" of {modes[0]}" if len(modes) == 1 else ""))
+    if note:
+        console.print(f"[yellow]{note}[/yellow]")
+    for tg in units:
+        console.print(f"hall unit {tg.clock}: " + ", ".join(
+            f"{gg.name} at {report.time_of_day(gg.at) or report.fmt_short(gg.t_ms)}"
+            for g in tg.games for gg in g.gong_list))
+    kw = {"box": box.SIMPLE_HEAD, "padding": (0, 1, 0, 0), "pad_edge": False, "show_edge": False,
+          "collapse_padding": True} if narrow else {}
+    t = Table(title=f"round {n}: the games", title_justify="left", **kw)
+    cols = ["table"] + (["mode"] if len(modes) > 1 else []) + [
+        "moves", "A used", "B used", "over-\ntimes" if narrow else "overtimes", "pauses",
+        "end gong in move" if not narrow else "end\ngong", "play-out", "finished"]
+    for col in cols:
+        t.add_column(col, justify="left" if col in ("table", "mode", "play-out") else "right",
+                     no_wrap=True)
     for tg in tables:
         steps = [s for s, _m in tg.playout]
-        t.add_row(tg.clock, tg.mode, str(_moves(tg)), report.fmt_short(_used(tg, "A")),
-                  report.fmt_short(_used(tg, "B")), str(len(tg.overtimes)),
-                  str(len(tg.pauses)),
-                  "-" if tg.end_gong_move is None else str(tg.end_gong_move or "-"),
-                  " > ".join(steps) if steps else "-",
-                  "yes" if tg.over or (tg.ended and tg.end_gong_move is None) else
-                  ("session ended" if tg.ended else "no"),
-                  style="bold red" if tg.overtimes else None)
+        playout = " ".join(playout_letter(s) for s in steps) if steps else "-"
+        cells = [tg.clock] + ([tg.mode] if len(modes) > 1 else []) + [
+            str(tg.moves()), report.fmt_short(tg.used("A")), report.fmt_short(tg.used("B")),
+            str(len(tg.overtimes)), str(len(tg.pauses)),
+            "-" if tg.end_gong_move is None else str(tg.end_gong_move or "-"),
+            playout, tg.finished()]
+        t.add_row(*cells, style="bold red" if tg.overtimes else None)
     console.print(t)
-    over = [o for tg in tables for o in tg.overtimes]
+    if any(tg.playout for tg in tables):
+        _indented(console, "play-out (ČAS 16.3): " + ", ".join(
+            playout_step(s) for s in ("finish_round", "one_more_move", "last_move", "over")))
+    over = [(tg, m) for tg in tables for m in tg.overtimes]
     if over:
-        t = Table(title="overtimes (ČAS 10.2.6: the evidence for a claim)", title_justify="left")
-        for col in ("table", "move", "player", "over by", "limit ran out at", "time of day",
-                    "pressed at (time of day)"):
-            t.add_column(col)
-        for o in over:
-            t.add_row(o.clock, str(o.move), o.player,
-                      report.fmt_ms(o.over_ms) + (" (never pressed)" if o.unfinished else ""),
-                      report.fmt_short(o.expired_t), _day(o.expired_time), _day(o.press_time),
+        t = Table(title="overtimes (ČAS 10.2.6: the evidence for a claim)", title_justify="left",
+                  **kw)
+        for col in ("table", "move", "player", "over by", "limit ran\nout at",
+                    "device\ntime", "pressed\nat"):
+            t.add_column(col, no_wrap=True)
+        for tg, m in over:
+            t.add_row(tg.clock, str(m.move), m.player,
+                      "flag" if m.flag else (report.fmt_ms(m.overtime_ms) +
+                                             ("+" if m.unfinished else "")),
+                      report.time_of_day(m.expired_at, True) or "-",
+                      report.fmt_short(m.expired_t),
+                      report.time_of_day(m.end_at, True) if not m.unfinished else "never",
                       style="red")
         console.print(t)
+        if any(m.unfinished for _tg, m in over):
+            console.print("  +: never pressed; over the limit up to the session's last record")
     else:
         console.print("No overtime in this round.")
     late = [tg for tg in tables if tg.end_gong_move is not None]
     if late:
-        console.print(f"[bold]Still playing at the end gong[/bold] (ČAS 16.3): {len(late)} game(s)")
+        console.print(f"[bold]Still playing at the end gong[/bold] (ČAS 16.3): "
+                      f"{plural(len(late), 'game')}")
         for tg in late:
-            steps = ", ".join(f"{s} (move {m})" for s, m in tg.playout)
-            state = "play-out over" if tg.over else "play-out NOT finished"
-            console.print(f"  {tg.clock}: move {tg.end_gong_move or '-'} in progress at the "
-                          f"end gong; {steps or 'no play-out step'}; {state}", soft_wrap=True)
+            steps = ", ".join(
+                (f"over after move {m}" if s == "over" else f"{playout_letter(s)} from move {m}")
+                for s, m in tg.playout)
+            state = "" if tg.over else "; play-out NOT finished"
+            _indented(console, f"{tg.clock}: move {tg.end_gong_move or '-'} in progress at "
+                      f"the end gong; {steps or 'no play-out step'}{state}")
     pauses = [p for tg in tables for p in tg.pauses]
     if pauses:
-        t = Table(title="pauses (why time stopped)", title_justify="left")
+        t = Table(title="pauses (why time stopped)", title_justify="left", **kw)
         for col in ("table", "move", "player", "at", "length", "reason", "restart"):
-            t.add_column(col)
+            t.add_column(col, no_wrap=col != "restart")
         for p in pauses:
             t.add_row(p.clock, "-" if p.move is None else str(p.move), p.player or "-",
-                      report.fmt_short(p.t_ms), report.fmt_short(p.ms) if p.ms is not None else "-",
+                      report.time_of_day(p.at) or f"device {report.fmt_short(p.t_ms)}",
+                      report.fmt_short(p.ms) if p.ms is not None else "-",
                       REASON_TEXT.get(p.reason, p.reason) if p.reason else "(not tagged)",
                       p.restart or "")
         console.print(t)
@@ -286,29 +261,33 @@ CSV_COLUMNS = ["round", "kind", "table", "session", "move", "player", "ms", "tex
 
 
 def csv_rows(n, tables):
+    units = hall_units(tables)
     for tg in tables:
-        steps = " > ".join(s for s, _m in tg.playout)
-        yield {"round": n, "kind": "game", "table": tg.clock, "session": " ".join(tg.sessions),
+        steps = " > ".join(playout_step(s) for s, _m in tg.playout)
+        a, b = tg.used("A"), tg.used("B")
+        yield {"round": n, "kind": "hall_unit" if tg in units else "game", "table": tg.clock,
+               "session": " ".join(tg.sessions),
                "move": "" if tg.end_gong_move is None else tg.end_gong_move, "player": "",
-               "ms": _used(tg, "A") + _used(tg, "B"),
-               "text": f"{tg.mode}; {_moves(tg)} moves; A {_used(tg, 'A')} ms; "
-                       f"B {_used(tg, 'B')} ms; play-out: {steps or '-'}; "
+               "ms": a + b,
+               "text": f"{tg.mode}; {plural(tg.moves(), 'move')}; A {a} ms; "
+                       f"B {b} ms; play-out: {steps or '-'}; "
                        f"{'over' if tg.over else 'ended' if tg.ended else 'not ended'}",
                "t_ms": "", "time_of_day": ""}
-        for o in tg.overtimes:
+        for m in tg.overtimes:
             yield {"round": n, "kind": "overtime", "table": tg.clock, "session": "",
-                   "move": o.move, "player": o.player,
-                   "ms": "" if o.over_ms is None else o.over_ms,
-                   "text": "never pressed: over the limit up to the session's last record"
-                   if o.unfinished else "over the limit",
-                   "t_ms": "" if o.expired_t is None else o.expired_t,
-                   "time_of_day": _day(o.expired_time)}
+                   "move": m.move, "player": m.player,
+                   "ms": "" if m.overtime_ms is None or m.flag else m.overtime_ms,
+                   "text": "flag fall" if m.flag else
+                   "never pressed: over the limit up to the session's last record"
+                   if m.unfinished else "over the limit",
+                   "t_ms": "" if m.expired_t is None else m.expired_t,
+                   "time_of_day": report.iso_time(m.expired_at)}
         for p in tg.pauses:
             yield {"round": n, "kind": "pause", "table": tg.clock, "session": p.session,
                    "move": "" if p.move is None else p.move, "player": p.player or "",
                    "ms": "" if p.ms is None else p.ms,
                    "text": f"{p.reason or 'not tagged'}; {p.restart or ''}",
-                   "t_ms": p.t_ms, "time_of_day": _day(p.host_time)}
+                   "t_ms": p.t_ms, "time_of_day": report.iso_time(p.at)}
 
 
 def write_csv(n, tables, path, force=False):
@@ -336,14 +315,14 @@ def write_plot(n, tables, path, force=False):
     ax = fig.add_subplot(1, 1, 1)
     limits = set()
     for tg in tables:
-        moves = [m for g in tg.games for m in g.moves if m.used_ms is not None]
+        moves = [m for g in tg.games for m in g.counted_moves()]
         if not moves:
             continue
-        ax.plot([m.move for m in moves], [m.used_ms / 1000 for m in moves], marker="o",
+        ax.plot([m.move for m in moves], [m.used / 1000 for m in moves], marker="o",
                 markersize=3, linewidth=1, label=tg.clock)
-        over = [m for m in moves if m.expired]
+        over = [m for m in moves if m.over]
         if over:
-            ax.plot([m.move for m in over], [m.used_ms / 1000 for m in over], marker="o",
+            ax.plot([m.move for m in over], [m.used / 1000 for m in over], marker="o",
                     markersize=8, linestyle="none", markerfacecolor="none",
                     markeredgecolor="#d62728")
         limits |= {m.limit_ms for m in moves if m.limit_ms}

@@ -94,7 +94,8 @@ def _print(results, REASON_TEXT):  # noqa: N803
             bad += 1
         print(line, flush=True)
     taken = sum(1 for r in results if r[2] == "taken")
-    print(f"configure: {taken} clock(s) took the settings, {bad} did not", flush=True)
+    from ..words import plural
+    print(f"configure: {plural(taken, 'clock')} took the settings, {bad} did not", flush=True)
     if bad:
         print("hallclock: configure: some clocks did not take the settings (see above): end "
               "their games or check them, then run configure again for those (--clock NAME)",

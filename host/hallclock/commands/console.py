@@ -57,4 +57,6 @@ def cmd_console(args):
           f"token for START round, GONG and pause reasons: {server.token}\n"
           f"(the grid needs no token; actions go to {server.referee.path}). Ctrl-C stops.",
           flush=True)
+    if getattr(server, "note", None):
+        print(server.note, flush=True)
     return serve(server, close=(server.referee.close,))

@@ -103,8 +103,10 @@ def cmd_round_start(args):
         pass
     show()
     missing = control.missing()
-    print(f"round {args.number}: {len(control.sessions)} clock session(s) heard, "
-          f"{control.late_sent} told late, {control.gongs} gong(s)"
+    from ..words import plural
+    print(f"round {args.number}: {plural(len(control.sessions), 'clock session')} heard, "
+          f"{control.late_sent} told late, {plural(control.gongs_heard, 'gong')} given by the "
+          f"clocks, {plural(control.gongs, 'GONG')} sent by the referee"
           + (f"; never took the round: {', '.join(missing)}" if missing else ""))
     print(f"hallclock round: {logger.stats()}", file=sys.stderr)
     return 0 if control.started_at is not None else 1

@@ -15,6 +15,8 @@
     if (el.textContent !== text) { el.textContent = text; }
   }
 
+  var MAX_TABLES = 12;  // the rows a projected page has room for under the digits
+
   function fill(list, items) {
     list.textContent = "";
     items.forEach(function (text) {
@@ -74,7 +76,7 @@
     setText("title", s.waiting ? "hallclock" : (s.title || ""));
     var where = "";
     if (s.view === "clock" && s.clock) { where = s.clock + " · " + s.mode; }
-    if (s.view === "round") { where = "round · " + (s.tables.length || 1) + " clock" +
+    if (s.view === "round") { where = "round · " + (s.tables.length || 1) + " table" +
                                       ((s.tables.length || 1) === 1 ? "" : "s"); }
     setText("clock", where);
     setText("subtitle", s.waiting ? (s.message || "") : (s.subtitle || ""));
@@ -84,10 +86,17 @@
     fill($("announcements"), (s.announcements || []).map(function (a) { return a.text; }));
     fill($("gongs"), (s.due || []).map(function (g) { return g.text + " due at " + g.at; })
          .concat((s.gongs || []).map(gongLine)));
-    fill($("tables"), (s.tables || []).map(function (t) {
+    var rows = (s.tables || []).map(function (t) {
       return t.clock + "  " + t.displays[0] + " | " + t.displays[1] +
         (t.state ? "  " + t.state : "");
-    }));
+    });
+    if (rows.length > MAX_TABLES) {  // never dropped silently: counted, and where to see them
+      var more = rows.length - MAX_TABLES + 1;
+      rows = rows.slice(0, MAX_TABLES - 1).concat([more + " more tables (" +
+        s.tables[MAX_TABLES - 1].clock + " to " + s.tables[s.tables.length - 1].clock +
+        "): every table in the referee's console"]);
+    }
+    fill($("tables"), rows);
     setText("log", s.log || "");
     render();
   }

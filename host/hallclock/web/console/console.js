@@ -41,10 +41,11 @@
     c.appendChild(el("div", "line runs", runs + (t.move ? " · move " + t.move : "")));
     var warn = t.warnings.map(function (w) { return w + "s"; }).join(" ");
     if (t.overtime) { warn = (warn ? warn + " " : "") + "OVERTIME"; }
-    if (t.playout) { warn = (warn ? warn + " · " : "") + "play-out: " + t.playout; }
+    if (t.playout_text) { warn = (warn ? warn + " · " : "") + "play-out " + t.playout_text; }
     c.appendChild(el("div", "line warnings", warn));
     c.appendChild(el("div", "line link", t.lost ? "link lost · last heard " + t.last_heard :
-      "heard " + t.last_heard + (t.round_left ? " · round " + t.round_left : "")));
+      "heard " + t.last_heard + (t.round_left ? " · " + (t.round_left.indexOf(":") > 0 ?
+        "round " + t.round_left : t.round_left) : "")));
     c.className = ["table", t.overtime ? "overtime" : "", t.paused ? "paused" : "",
       t.finished ? "finished" : "", t.lost ? "lost" : ""].join(" ").trim();
     return c;
@@ -54,7 +55,9 @@
     reasons = g.reasons || [];
     $("log").textContent = g.log || "";
     $("note").textContent = g.note || (g.exists ? "" : "waiting for the log");
-    $("count").textContent = g.tables.length + " table(s)";
+    $("count").textContent = g.count || "";
+    var rf = $("round");
+    if (g.round && !rf.value && document.activeElement !== rf) { rf.value = String(g.round); }
     var grid = $("grid");
     var keep = {};
     g.tables.forEach(function (t, i) {
@@ -141,7 +144,7 @@
           act({action: "tag", clock: d.clock, session: p.session, pause_seq: p.seq,
                reason: sel.value});
         };
-        row(pb, [String(p.seq), p.move === null ? "–" : String(p.move), p.player || "–",
+        row(pb, [String(p.number), p.move === null ? "–" : String(p.move), p.player || "–",
                  p.at, p.length, p.restart, p.reason ? p.reason_text : sel, b],
             p.reason ? "tagged" : "untagged");
       });
