@@ -107,8 +107,8 @@ def test_a_file_that_is_not_a_log_is_refused_alike(tmp_path):
     bad = tmp_path / "notalog.txt"
     bad.write_text("hello, this is not a log\n")
     answers = []
-    for argv in (["report", str(bad)], ["hall-display", "--log", str(bad), "--port", "0"],
-                 ["console", "--log", str(bad), "--port", "0"]):
+    for argv in (["report", str(bad)], ["hall-display", "--log", str(bad), "--http-port", "0"],
+                 ["console", "--log", str(bad), "--http-port", "0"]):
         res = run_cli(*argv, timeout=60)
         assert res.returncode == 2, (argv, res.stdout, res.stderr)
         answers.append(res.stderr.strip())
