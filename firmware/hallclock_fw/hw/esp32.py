@@ -108,11 +108,17 @@ class ESP32:
         self.uart = wifi.link(cfg.net, cfg.clock, time.ticks_ms)
 
     def read_config(self):
-        try:
-            with open(CONFIG_FILE) as f:
-                return f.read()
-        except OSError:
-            return None
+        from . import config
+        return config.load(config.BoardFiles(), CONFIG_FILE)
+
+    def save_settings(self, mode, values):
+        """Set-up at the clock saves (hw/config.py: old or new, never broken)."""
+        from . import config
+        from .device import _forget
+        text = config.cfg_text(self.read_config(), mode, values)
+        config.save(config.BoardFiles(), text, CONFIG_FILE)
+        del config
+        _forget("hallclock_fw.hw.config")  # boot-only again
 
     def session_id(self):
         return "".join("%02x" % b for b in os.urandom(4))

@@ -1,5 +1,6 @@
 """Fake hardware for the virtual device: pins, PWM, displays and a UART that
 are plain objects, so the real drivers run on them unchanged."""
+from hallclock_fw.display import CHARS
 
 
 class FakePin:
@@ -66,7 +67,7 @@ class FakeOutput:
 class FakeDisplay:
     """A 4-digit display that keeps what it shows as text, e.g. ' 1:59'."""
 
-    CHARS = "0123456789- P"
+    CHARS = CHARS  # display.py's codes as characters
 
     def __init__(self):
         self.text = "    "
@@ -175,6 +176,85 @@ class FakeUART:
         self.outbox = bytearray()
         self.intr_char = CTRL_C
         self.interrupt = False
+
+
+class PowerCut(Exception):
+    """The virtual board's power failed in the middle of a flash write."""
+
+
+class FakeFlash:
+    """The board's filesystem for hallclock.cfg, as strict as the worse of
+    the two an ESP32 may have: a file is written in blocks of ``BLOCK``
+    bytes, a power cut keeps only the blocks written, and (as on FAT) a
+    rename onto an existing file fails.  ``cut_after = N``: the power goes
+    at the (N+1)th flash operation from now (opening a file for writing, a
+    block, a rename, a removal), which then never happens."""
+
+    BLOCK = 32
+
+    def __init__(self):
+        self.files = {}  # name -> text
+        self.cut_after = None
+        self.ops = 0  # flash operations done (the tests count a save's)
+
+    def _op(self):
+        if self.cut_after is not None:
+            if self.cut_after <= 0:
+                self.cut_after = None
+                raise PowerCut()
+            self.cut_after -= 1
+        self.ops += 1
+
+    def open(self, name, mode="r"):
+        if "w" in mode:
+            self._op()
+            self.files[name] = ""
+            return _FlashFile(self, name)
+        if name not in self.files:
+            raise OSError(2)  # ENOENT
+        return _FlashReader(self.files[name])
+
+    def rename(self, old, new):
+        if old not in self.files:
+            raise OSError(2)
+        if new in self.files:
+            raise OSError(17)  # EEXIST: FAT's rename does not replace
+        self._op()
+        self.files[new] = self.files.pop(old)
+
+    def remove(self, name):
+        if name not in self.files:
+            raise OSError(2)
+        self._op()
+        del self.files[name]
+
+
+class _FlashFile:
+    def __init__(self, flash, name):
+        self.flash = flash
+        self.name = name
+
+    def write(self, text):
+        flash = self.flash
+        block = flash.BLOCK
+        for i in range(0, len(text), block):
+            flash._op()
+            flash.files[self.name] += text[i:i + block]
+        return len(text)
+
+    def close(self):
+        pass
+
+
+class _FlashReader:
+    def __init__(self, text):
+        self.text = text
+
+    def read(self):
+        return self.text
+
+    def close(self):
+        pass
 
 
 class SimClock:

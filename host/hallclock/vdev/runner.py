@@ -16,7 +16,7 @@ from hallclock_fw.events import BUTTON_NAMES
 from hallclock_fw.hw.device import hand_back, make_app
 from hallclock_fw.hw.panel import build_panel
 
-from .fakes import FakeDisplay, FakeOutput, FakePin, FakeUART, SimClock
+from .fakes import FakeDisplay, FakeFlash, FakeOutput, FakePin, FakeUART, PowerCut, SimClock
 
 PRESS_MS = 100  # a clean press holds the contact this long
 # a bouncing contact: (ms after the action, level) then closed until PRESS_MS
@@ -54,6 +54,7 @@ class Runner:
             out.record = record
         self.displays = self.make_displays()
         self.uart = FakeUART()
+        self.flash = FakeFlash()  # hallclock.cfg once set-up at the clock saved it
         self.mode = mode
         self.settings = settings
         self.clock_name = clock
@@ -75,12 +76,36 @@ class Runner:
         return (FakeDisplay(), FakeDisplay())
 
     def _boot(self, now):
+        if self.flash.files:  # set-up at the clock saved: the board reads its file
+            from hallclock_fw.hw import config
+            cfg = config.parse(self.read_config(), self.clock_name)
+            self.mode, self.settings, self.clock_name = cfg.mode, cfg.settings, cfg.clock
         panel = build_panel(self.pins, self.buzzer, self.leds, self.hall,
                             self.displays, now)
         panel.buttons.arm()
         # as hw/device.py's start(): the keyboard interrupt off while the clock runs
         self.app = make_app(panel, self.uart, self.mode, self.settings, self.clock_name,
                             self.sid, now)
+        self.app.store = self  # as hw/device.py's start: set-up saves through it
+
+    # -- hallclock.cfg on the virtual board's flash ----------------------------
+    def read_config(self):
+        """The board's hallclock.cfg: the one set-up saved, else the one the
+        scenario's mode and settings make."""
+        from hallclock_fw.hw import config
+        if self.flash.files:
+            return config.load(self.flash)
+        from hallclock_fw import settings as settings_mod
+        lines = ["clock = " + self.clock_name, "mode = " + self.mode]
+        text = settings_mod.format_text(self.mode, self.settings)
+        lines.extend(p for p in text.split(";") if p)
+        return "\n".join(lines) + "\n"
+
+    def save_settings(self, mode, values):
+        from hallclock_fw.hw import config
+        config.save(self.flash, config.cfg_text(self.read_config(), mode, values))
+        from hallclock_fw.hw.device import _forget
+        _forget("hallclock_fw.hw.config")  # as on the board: boot-only again
 
     def reboot(self):
         """Power lost and back: RAM is gone (every event the host has not
@@ -115,6 +140,8 @@ class Runner:
                 self._edge(t + length, pin, 1)
         elif action == "reboot":
             self.reboot()
+        elif action == "power-cut-save":
+            self.flash.cut_after = arg  # the power goes in the next save (PowerCut)
         elif action == "end":
             self.ended = True
             self.app.end(self.now())
@@ -198,7 +225,10 @@ class Runner:
         self.last_ms = self.ms
         self.clock.now = self.now()
         self._apply()
-        self.app.step(self.clock.now)
+        try:
+            self.app.step(self.clock.now)
+        except PowerCut:  # set-up's save was cut: the board starts again
+            self.reboot()
         self.passes += 1
         if self.app.link.maintenance:  # device.loop ends; main.py returns to the REPL
             hand_back(self.uart)

@@ -21,6 +21,7 @@ import time
 
 from hallclock_fw.hw import device
 
+from .fakes import PowerCut
 from .runner import Runner
 
 EXIT_SILENT = 3  # the host was silent for silence_ms
@@ -134,13 +135,6 @@ class UnixHW(Runner):
         self.reserve = bytearray(largest_free())
         Runner.reboot(self)
         self._apply()  # the rest of what is due at this time, on the new App
-
-    def read_config(self):
-        from hallclock_fw import settings as settings_mod
-        lines = ["clock = " + self.clock_name, "mode = " + self.mode]
-        text = settings_mod.format_text(self.mode, self.settings)
-        lines.extend(p for p in text.split(";") if p)
-        return "\n".join(lines) + "\n"
 
     def session_id(self):
         return self.sid
@@ -394,6 +388,9 @@ def main(link, scenario, clock, sid, start_ticks=0, period=None,
             try:
                 device.loop(hw, hw.app)
             except Rebooted:
+                hw.reboot_now()
+                continue
+            except PowerCut:  # set-up's save was cut (fakes.FakeFlash)
                 hw.reboot_now()
                 continue
             except Done:
