@@ -249,3 +249,34 @@ def test_same_set_up_log_on_every_interpreter(tmp_path, cut, last):
     assert saved and saved[0]["settings"]["move_s"] == 140
     assert logs["micropython"] == logs["cpython"]
     assert logs["micropython-unix"] == logs["cpython"]
+
+
+def test_every_text_set_up_shows_is_drawable():
+    """Each label and value is made of display.CHARS, and the TM1637 driver
+    has a segment pattern for every code (an unknown character would be blank)."""
+    from hallclock_fw import setup_mode
+    from hallclock_fw.display import CHARS
+    from hallclock_fw.hw.tm1637 import SEGMENTS
+    assert len(SEGMENTS) == len(CHARS)
+    texts = [label for label, _step in setup_mode._FIELDS.values()]
+    texts += list(setup_mode._MODE_TEXT.values()) + list(setup_mode._DELAY_TEXT.values())
+    texts += ["AUto", "nonE"]
+    for mode in settings_mod.MODES:
+        s = Setup(mode, settings_mod.defaults(mode))
+        for _ in fields(mode):
+            for shown in s.texts():
+                if isinstance(shown, str):
+                    texts.append(shown)
+            s.next_field()
+    for text in texts:
+        assert len(text) <= 4 and all(c in CHARS for c in text), text
+
+
+def test_backgammon_hold_opens_set_up_not_a_break():
+    """In backgammon a 1.5 s PAUSE before the first move asks for a break
+    (İSTAVDER 2.3); held on to 5 s it is set-up, and leaving it the clock is
+    fresh: the next press starts the match."""
+    r = run("0 hold PAUSE 5000\n6000 hold PAUSE 1600\n9000 press A\n10000 end\n",
+            mode="backgammon")
+    assert r.app.setup is None and not r.flash.files
+    assert r.app.core.move == 1 and r.app.core.running()
