@@ -177,7 +177,7 @@ MACHINE_STANDIN = (
 # imported only by a clock whose hallclock.cfg puts it on the hall network
 NETWORK_MODULES = ("hallclock_fw.hw.wifi", "hallclock_fw.netlink", "hallclock_fw.mqtt")
 # imported only while set-up at the clock runs, and dropped after it (app.py)
-SETUP_MODULES = ("hallclock_fw.setup_mode",)
+SETUP_MODULES = ("hallclock_fw.setup_mode", "hallclock_fw.hw.cfgsave")
 
 
 def import_heap(serial_only=False):

@@ -15,8 +15,8 @@
     password = ...
 
 A missing file means the defaults.  Set-up at the clock writes the file
-again (``save``): a power cut at any moment leaves the old file or the new
-one whole (``load`` reads it back).  A bad line does not stop the clock: the
+again (hw/cfgsave.py): a power cut at any moment leaves the old file or the
+new one whole (``load`` reads it back).  A bad line does not stop the clock: the
 defaults are used and ``error`` says what was wrong, with its line number (the
 device shows it on the console and sounds the refusal signal).
 """
@@ -109,71 +109,12 @@ def parse(text, default_clock, name="hallclock.cfg"):
 
 
 CFG_FILE = "hallclock.cfg"
-_END = "# end of hallclock.cfg"  # the last line of a file ``save`` wrote
+END = "# end of hallclock.cfg"  # the last line of a file set-up saved (hw/cfgsave.py)
 
 
-class BoardFiles:
-    """The board's own filesystem, as ``save`` and ``load`` use it (the
-    virtual board's flash, vdev/fakes.py FakeFlash, has the same four calls)."""
-
-    def open(self, name, mode="r"):
-        return open(name, mode)
-
-    def rename(self, old, new):
-        import os
-        os.rename(old, new)
-
-    def remove(self, name):
-        import os
-        os.remove(name)
-
-
-def cfg_text(old, mode, values):
-    """The new hallclock.cfg: the old file's other lines (clock name,
-    brightness, the hall network, comments) kept, the mode and settings
-    replaced, and _END last (``load``: a whole file)."""
-    keys = ["mode"]
-    for spec in settings_mod.SPEC.values():
-        for key, _kind, _default in spec:
-            keys.append(key)
-    lines = []
-    for raw in (old or "").split("\n"):
-        key = raw.split("#", 1)[0].split("=", 1)[0].strip()
-        if key in keys or raw.strip() == _END or not raw.strip():
-            continue
-        lines.append(raw)
-    lines.append("mode = " + mode)
-    for pair in settings_mod.format_text(mode, values).split(";"):
-        if pair:
-            key, value = pair.split("=", 1)
-            lines.append(key + " = " + value)
-    lines.append(_END)
-    return "\n".join(lines) + "\n"
-
-
-def save(fs, text, name=CFG_FILE):
-    """Write ``text`` (ending in the end line) as ``name`` so that a power cut
-    at any moment leaves the old file or the new one whole: the new text goes
-    whole into ``name.new`` first, then takes the old one's place by a rename
-    (LittleFS: one atomic step).  A filesystem whose rename will not replace
-    (FAT) gets the old file removed first; between the two steps only the
-    whole ``name.new`` is there, and ``load`` takes it."""
-    tmp = name + ".new"
-    f = fs.open(tmp, "w")
+def _read(open_fn, name):
     try:
-        f.write(text)
-    finally:
-        f.close()
-    try:
-        fs.rename(tmp, name)
-    except OSError:
-        fs.remove(name)
-        fs.rename(tmp, name)
-
-
-def _read(fs, name):
-    try:
-        f = fs.open(name, "r")
+        f = open_fn(name, "r")
     except OSError:
         return None
     try:
@@ -182,15 +123,16 @@ def _read(fs, name):
         f.close()
 
 
-def load(fs, name=CFG_FILE):
-    """The text of hallclock.cfg, or None.  When a save was cut between its
-    two last steps only ``name.new`` is there: taken if it is whole (its
-    last line is the end line), as a cut while it was written leaves the old
+def load(open_fn, name=CFG_FILE):
+    """The text of hallclock.cfg (``open_fn``: ``open``, or the virtual
+    board's flash), or None.  When set-up's save (hw/cfgsave.py) was cut
+    between its two last steps only ``name.new`` is there: taken if it is
+    whole (its last line is END); a cut while it was written leaves the old
     file beside it."""
-    text = _read(fs, name)
+    text = _read(open_fn, name)
     if text is not None:
         return text
-    text = _read(fs, name + ".new")
-    if text is not None and text.rstrip().endswith(_END):
+    text = _read(open_fn, name + ".new")
+    if text is not None and text.rstrip().endswith(END):
         return text
     return None

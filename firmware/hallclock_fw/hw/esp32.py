@@ -109,15 +109,16 @@ class ESP32:
 
     def read_config(self):
         from . import config
-        return config.load(config.BoardFiles(), CONFIG_FILE)
+        return config.load(open, CONFIG_FILE)
 
     def save_settings(self, mode, values):
         """Set-up at the clock saves (hw/config.py: old or new, never broken)."""
-        from . import config
+        from . import cfgsave
         from .device import _forget
-        text = config.cfg_text(self.read_config(), mode, values)
-        config.save(config.BoardFiles(), text, CONFIG_FILE)
-        del config
+        text = cfgsave.cfg_text(self.read_config(), mode, values)
+        cfgsave.save(cfgsave.BoardFiles(), text, CONFIG_FILE)
+        del cfgsave
+        _forget("hallclock_fw.hw.cfgsave")  # only for the save
         _forget("hallclock_fw.hw.config")  # boot-only again
 
     def session_id(self):

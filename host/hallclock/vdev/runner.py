@@ -30,6 +30,18 @@ PACED = 4  # no pass: simulated time would outrun real time while events wait (p
 PACE_GRACE_MS = 100  # real ms simulated time waits for the host's ack before it runs on
 
 
+# firmware modules imported only for a while (set-up at the clock and its
+# save): a reset drops them with the rest of RAM, even when a power cut came
+# before the firmware dropped them itself
+TRANSIENT = ("hallclock_fw.setup_mode", "hallclock_fw.hw.cfgsave", "hallclock_fw.hw.config")
+
+
+def forget_transient():
+    from hallclock_fw.hw.device import _forget
+    for name in TRANSIENT:
+        _forget(name)
+
+
 def session_after(sid):
     """The virtual board's next session id: a real board takes a random one at
     every start; the virtual one derives it, so logs are reproducible."""
@@ -94,7 +106,7 @@ class Runner:
         scenario's mode and settings make."""
         from hallclock_fw.hw import config
         if self.flash.files:
-            return config.load(self.flash)
+            return config.load(self.flash.open)
         from hallclock_fw import settings as settings_mod
         lines = ["clock = " + self.clock_name, "mode = " + self.mode]
         text = settings_mod.format_text(self.mode, self.settings)
@@ -102,16 +114,18 @@ class Runner:
         return "\n".join(lines) + "\n"
 
     def save_settings(self, mode, values):
-        from hallclock_fw.hw import config
-        config.save(self.flash, config.cfg_text(self.read_config(), mode, values))
+        from hallclock_fw.hw import cfgsave
         from hallclock_fw.hw.device import _forget
-        _forget("hallclock_fw.hw.config")  # as on the board: boot-only again
+        cfgsave.save(self.flash, cfgsave.cfg_text(self.read_config(), mode, values))
+        _forget("hallclock_fw.hw.cfgsave")  # as on the board: only for the save
+        _forget("hallclock_fw.hw.config")
 
     def reboot(self):
         """Power lost and back: RAM is gone (every event the host has not
         acknowledged, bytes not yet sent or read), and the board starts a new
         session with a new id, like ``main.py`` after a reset."""
         self.uart.reset()
+        forget_transient()
         self.boots += 1
         self.sid = session_after(self.sid)
         self._boot(self.now())

@@ -126,7 +126,10 @@ class UnixHW(Runner):
             old.link.ring = None
             old.link = None
             old.core = None
+            old.setup = None
         old = None
+        from .runner import forget_transient
+        forget_transient()  # set-up's modules, if a power cut came in its save
         gc.collect()
         # A board's reset wipes the heap; here the old App's blocks are free
         # but the harness's objects stay between them.  Keep the largest free
