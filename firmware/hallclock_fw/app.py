@@ -15,8 +15,6 @@ Set-up at the clock (setup_mode.py, docs/contract.md): PAUSE held
 then and dropped when set-up ends.  ``store`` (the hardware object, or the
 virtual board) saves what it chose to hallclock.cfg.
 """
-import sys
-
 from micropython import const
 
 from . import VERSION, protocol, settings as settings_mod
@@ -34,7 +32,6 @@ _REASON_GAME_RUNNING = const(1)
 _REASON_BAD_SETTINGS = const(2)
 _REASON_ROUND_STARTED = const(3)
 _SETUP_HOLD_MS = const(5000)  # PAUSE held this long while no game runs: set-up
-_SETUP = "hallclock_fw.setup_mode"
 
 
 class App:
@@ -139,7 +136,8 @@ class App:
             if self.armed and ticks_diff(now, ticks_add(buttons.held[BTN_PAUSE],
                                                         _SETUP_HOLD_MS)) >= 0:
                 self.armed = False
-                self._setup_open(now)
+                from .setup_mode import open_setup
+                open_setup(self, now)
             return
         self.armed = False
         if self.setup_next:
@@ -147,27 +145,12 @@ class App:
             if self.setup.next_field():
                 self.setup.save(self, now)
 
-    def _setup_open(self, now):
-        from .setup_mode import open_setup
-        open_setup(self, now)
-
-    def _setup_close(self):
-        self.setup = None
-        self.setup_next = False
-        panel = self.panel
-        panel.shown[0] = panel.shown[1] = None  # the clock's own displays again
-        if _SETUP in sys.modules:  # its code is freed at the next collection
-            del sys.modules[_SETUP]
-            pkg = sys.modules.get("hallclock_fw")
-            if pkg is not None and "setup_mode" in pkg.__dict__:
-                delattr(pkg, "setup_mode")
-
     # -- host commands ----------------------------------------------------
     def _take_settings(self, mode, values, now):
         """A new core for ``mode`` with ``values``; logs ``settings``.  A
         round this clock had started (START, or the host's round frame) goes on."""
         if self.setup is not None:  # the host's settings end a set-up
-            self._setup_close()
+            self.setup.close(self)
         rnd = self.core.round
         self.mode = mode
         self.settings = values

@@ -175,7 +175,7 @@ class Setup:
         elif code == BTN_PAUSE:
             app.setup_next = True  # acted on at the release (app._setup_hold)
         elif code == BTN_PAUSE | LONG:
-            app._setup_close()  # leave without saving
+            self.close(app)  # leave without saving
         elif code != BTN_A | LONG and code != BTN_B | LONG:
             return False
         return True
@@ -188,9 +188,24 @@ class Setup:
         store = app.store
         if store is not None:
             store.save_settings(mode, values)
-        app._setup_close()
+        self.close(app)
         app._take_settings(mode, values, now)
         app.view = True
+
+    def close(self, app):
+        """Set-up ends: the clock's own displays again, and this module is
+        dropped (its code freed at the next collection)."""
+        app.setup = None
+        app.setup_next = False
+        panel = app.panel
+        panel.shown[0] = panel.shown[1] = None
+        import sys
+        name = "hallclock_fw.setup_mode"
+        if name in sys.modules:
+            del sys.modules[name]
+            pkg = sys.modules.get("hallclock_fw")
+            if pkg is not None and "setup_mode" in pkg.__dict__:
+                delattr(pkg, "setup_mode")
 
     def settings(self):
         """(mode, values) as settings.py reads them back (validated)."""

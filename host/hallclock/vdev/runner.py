@@ -16,7 +16,7 @@ from hallclock_fw.events import BUTTON_NAMES
 from hallclock_fw.hw.device import hand_back, make_app
 from hallclock_fw.hw.panel import build_panel
 
-from .fakes import FakeDisplay, FakeFlash, FakeOutput, FakePin, FakeUART, PowerCut, SimClock
+from .fakes import FakeDisplay, FakeOutput, FakePin, FakeUART, PowerCut, SimClock
 
 PRESS_MS = 100  # a clean press holds the contact this long
 # a bouncing contact: (ms after the action, level) then closed until PRESS_MS
@@ -28,18 +28,6 @@ WAITING = 2  # the scenario has ended; events still unacknowledged
 HANDED_BACK = 3  # the host took the console (M frame): the clock has stopped
 PACED = 4  # no pass: simulated time would outrun real time while events wait (pace)
 PACE_GRACE_MS = 100  # real ms simulated time waits for the host's ack before it runs on
-
-
-# firmware modules imported only for a while (set-up at the clock and its
-# save): a reset drops them with the rest of RAM, even when a power cut came
-# before the firmware dropped them itself
-TRANSIENT = ("hallclock_fw.setup_mode", "hallclock_fw.hw.cfgsave", "hallclock_fw.hw.config")
-
-
-def forget_transient():
-    from hallclock_fw.hw.device import _forget
-    for name in TRANSIENT:
-        _forget(name)
 
 
 def session_after(sid):
@@ -66,7 +54,7 @@ class Runner:
             out.record = record
         self.displays = self.make_displays()
         self.uart = FakeUART()
-        self.flash = FakeFlash()  # hallclock.cfg once set-up at the clock saved it
+        self.flash = None  # hallclock.cfg once set-up saved it (vdev/flash.py FakeFlash)
         self.mode = mode
         self.settings = settings
         self.clock_name = clock
@@ -88,10 +76,9 @@ class Runner:
         return (FakeDisplay(), FakeDisplay())
 
     def _boot(self, now):
-        if self.flash.files:  # set-up at the clock saved: the board reads its file
-            from hallclock_fw.hw import config
-            cfg = config.parse(self.read_config(), self.clock_name)
-            self.mode, self.settings, self.clock_name = cfg.mode, cfg.settings, cfg.clock
+        if self.flash is not None and self.flash.files:  # set-up saved: the board reads it
+            from .flash import boot_config
+            boot_config(self)
         panel = build_panel(self.pins, self.buzzer, self.leds, self.hall,
                             self.displays, now)
         panel.buttons.arm()
@@ -100,32 +87,23 @@ class Runner:
                             self.sid, now)
         self.app.store = self  # as hw/device.py's start: set-up saves through it
 
-    # -- hallclock.cfg on the virtual board's flash ----------------------------
+    # -- hallclock.cfg on the virtual board's flash (vdev/flash.py) -----------
     def read_config(self):
-        """The board's hallclock.cfg: the one set-up saved, else the one the
-        scenario's mode and settings make."""
-        from hallclock_fw.hw import config
-        if self.flash.files:
-            return config.load(self.flash.open)
-        from hallclock_fw import settings as settings_mod
-        lines = ["clock = " + self.clock_name, "mode = " + self.mode]
-        text = settings_mod.format_text(self.mode, self.settings)
-        lines.extend(p for p in text.split(";") if p)
-        return "\n".join(lines) + "\n"
+        from .flash import read_config
+        return read_config(self)
 
     def save_settings(self, mode, values):
-        from hallclock_fw.hw import cfgsave
-        from hallclock_fw.hw.device import _forget
-        cfgsave.save(self.flash, cfgsave.cfg_text(self.read_config(), mode, values))
-        _forget("hallclock_fw.hw.cfgsave")  # as on the board: only for the save
-        _forget("hallclock_fw.hw.config")
+        from .flash import save_settings
+        save_settings(self, mode, values)
 
     def reboot(self):
         """Power lost and back: RAM is gone (every event the host has not
         acknowledged, bytes not yet sent or read), and the board starts a new
         session with a new id, like ``main.py`` after a reset."""
         self.uart.reset()
-        forget_transient()
+        if self.flash is not None or (self.app is not None and self.app.setup is not None):
+            from .flash import forget_transient
+            forget_transient()  # a reset drops set-up's modules with the rest of RAM
         self.boots += 1
         self.sid = session_after(self.sid)
         self._boot(self.now())
@@ -155,6 +133,9 @@ class Runner:
         elif action == "reboot":
             self.reboot()
         elif action == "power-cut-save":
+            if self.flash is None:
+                from .flash import FakeFlash
+                self.flash = FakeFlash()
             self.flash.cut_after = arg  # the power goes in the next save (PowerCut)
         elif action == "end":
             self.ended = True

@@ -126,10 +126,11 @@ class UnixHW(Runner):
             old.link.ring = None
             old.link = None
             old.core = None
+            if old.setup is not None or self.flash is not None:
+                from .flash import forget_transient
+                forget_transient()  # set-up's modules: a power cut came in its save
             old.setup = None
         old = None
-        from .runner import forget_transient
-        forget_transient()  # set-up's modules, if a power cut came in its save
         gc.collect()
         # A board's reset wipes the heap; here the old App's blocks are free
         # but the harness's objects stay between them.  Keep the largest free
@@ -138,6 +139,15 @@ class UnixHW(Runner):
         self.reserve = bytearray(largest_free())
         Runner.reboot(self)
         self._apply()  # the rest of what is due at this time, on the new App
+
+    def read_config(self):
+        if self.flash is not None and self.flash.files:  # set-up saved (vdev/flash.py)
+            return Runner.read_config(self)
+        from hallclock_fw import settings as settings_mod
+        lines = ["clock = " + self.clock_name, "mode = " + self.mode]
+        text = settings_mod.format_text(self.mode, self.settings)
+        lines.extend(p for p in text.split(";") if p)
+        return "\n".join(lines) + "\n"
 
     def session_id(self):
         return self.sid
