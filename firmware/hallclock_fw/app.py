@@ -140,10 +140,11 @@ class App:
                 open_setup(self, now)
             return
         self.armed = False
-        if self.setup_next:
+        setup = self.setup
+        if self.setup_next and setup is not None:
             self.setup_next = False
-            if self.setup.next_field():
-                self.setup.save(self, now)
+            if setup.next_field():
+                setup.save(self, now)
 
     # -- host commands ----------------------------------------------------
     def _take_settings(self, mode, values, now):
