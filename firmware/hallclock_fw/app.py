@@ -9,14 +9,19 @@ button settling), so the loop can sleep until then or until a button moves.
 The host's commands are taken in the order they arrived (the link queues
 them): a press (``C``), a restore after a power loss (``S``), settings
 (``K``: taken only while no game runs) and the round's start (``N``).
+
+Set-up at the clock (setup_mode.py, docs/contract.md): PAUSE held
+``_SETUP_HOLD_MS`` while no game runs opens it; its module is imported only
+then and dropped when set-up ends.  ``store`` (the hardware object, or the
+virtual board) saves what it chose to hallclock.cfg.
 """
 from micropython import const
 
 from . import VERSION, protocol, settings as settings_mod
 from .core.timing import earliest, ticks_add, ticks_diff
 from .display import next_change
-from .events import (BTN_A, BTN_B, EV_BOOT, EV_END, EV_HEALTH, EV_REFUSED, EV_ROUND,
-                     EV_SETTINGS, NULL)
+from .events import (BTN_A, BTN_B, BTN_PAUSE, EV_BOOT, EV_END, EV_HEALTH, EV_REFUSED,
+                     EV_ROUND, EV_SETTINGS, NULL)
 from .link import DeviceLink
 from .modes import make_core
 
@@ -27,6 +32,7 @@ _REFUSED_ROUND = const(3)
 _REASON_GAME_RUNNING = const(1)
 _REASON_BAD_SETTINGS = const(2)
 _REASON_ROUND_STARTED = const(3)
+_SETUP_HOLD_MS = const(5000)  # PAUSE held this long while no game runs: set-up
 
 
 class App:
@@ -41,6 +47,10 @@ class App:
         self.ended = False
         self.events = 0
         self.view = False  # new settings wait for a player's press (ČAS 3.2)
+        self.store = None  # save_settings(mode, values): hallclock.cfg (hw/device.py)
+        self.setup = None  # set-up at the clock while it runs (setup_mode.Setup)
+        self.armed = False  # PAUSE went down while no game ran: set-up at 5 s
+        self.setup_next = False  # in set-up: PAUSE is down (next field on release)
         self._event(EV_BOOT, now, 0, 0, 0, 0)
 
     def _event(self, code, now, v0, v1, v2, v3):
@@ -61,6 +71,11 @@ class App:
         """A button event (code, or code | LONG) reaches the core."""
         if self.ended:
             return
+        if self.setup is not None and self.setup.button(self, code, now):
+            return
+        if code == BTN_PAUSE:
+            core = self.core
+            self.armed = core.fresh() or core.over()
         if self.view and (code == BTN_A or code == BTN_B):
             self.view = False  # ČAS 3.2: a player has seen the new settings
             return  # (a long press that follows does nothing in any mode)
@@ -74,6 +89,8 @@ class App:
         while code != -1:
             self.press(code, buttons.when)  # the moment the contact closed
             code = buttons.poll(now)
+        if self.armed or self.setup_next:
+            self._setup_hold(now)
         if self.link.receive(now):
             self.commands(now)
         if not self.ended:
@@ -94,7 +111,10 @@ class App:
             cmd = link.next_command()
 
     def refresh(self, now):
-        self.core.refresh(self.panel, now)
+        if self.setup is not None:
+            self.setup.refresh(self.panel)
+        else:
+            self.core.refresh(self.panel, now)
 
     def next_wake(self, now):
         core = self.core
@@ -103,6 +123,9 @@ class App:
         due = earliest(now, due, self.panel.next_deadline(now))
         due = earliest(now, due, self.panel.buttons.next_deadline(now))
         due = earliest(now, due, self.link.next_deadline(now))  # sends, resends
+        if self.armed:  # set-up opens when PAUSE has been held long enough
+            due = earliest(now, due, ticks_add(self.panel.buttons.held[BTN_PAUSE],
+                                               _SETUP_HOLD_MS))
         if core.running():  # the shown second changes
             due = earliest(now, due, ticks_add(now, next_change(core.left_ms(now))))
         return due
@@ -113,10 +136,31 @@ class App:
             self.ended = True
             self._event(EV_END, now, 0, 0, 0, 0)
 
+    # -- set-up at the clock (setup_mode.py) ---------------------------------
+    def _setup_hold(self, now):
+        """PAUSE still held: set-up opens after _SETUP_HOLD_MS; in set-up,
+        PAUSE released (before the long press) goes to the next field."""
+        buttons = self.panel.buttons
+        if buttons.held_now(BTN_PAUSE):
+            if self.armed and ticks_diff(now, ticks_add(buttons.held[BTN_PAUSE],
+                                                        _SETUP_HOLD_MS)) >= 0:
+                self.armed = False
+                from .setup_mode import open_setup
+                open_setup(self, now)
+            return
+        self.armed = False
+        setup = self.setup
+        if self.setup_next and setup is not None:
+            self.setup_next = False
+            if setup.next_field():
+                setup.save(self, now)
+
     # -- host commands ----------------------------------------------------
     def _take_settings(self, mode, values, now):
         """A new core for ``mode`` with ``values``; logs ``settings``.  A
         round this clock had started (START, or the host's round frame) goes on."""
+        if self.setup is not None:  # the host's settings end a set-up
+            self.setup.close(self)
         rnd = self.core.round
         self.mode = mode
         self.settings = values

@@ -10,6 +10,9 @@ from micropython import const
 MINUS = const(10)
 BLANK = const(11)
 LETTER_P = const(12)
+# every code as a character (the fakes' text; set-up's labels use the letters,
+# codes 13 on; hw/tm1637.py SEGMENTS has a pattern for each, in this order)
+CHARS = "0123456789- PAbCdEFGHLnorStUyich"
 
 
 def shown_s(ms):

@@ -177,18 +177,20 @@ MACHINE_STANDIN = (
 # imported only by a clock whose hallclock.cfg puts it on the hall network
 NETWORK_MODULES = ("hallclock_fw.hw.wifi", "hallclock_fw.netlink", "hallclock_fw.mqtt",
                    "hallclock_fw.seal")
+# imported only while set-up at the clock runs, and dropped after it (app.py)
+SETUP_MODULES = ("hallclock_fw.setup_mode", "hallclock_fw.hw.cfgsave")
 
 
 def import_heap(serial_only=False):
     """(bytes of live heap after importing every firmware module, module names);
     ``serial_only``: without the hall-network modules (a clock on its USB
-    serial link never imports them).  The board-only modules get stand-ins
+    serial link never imports them) and set-up's (imported only while it runs).  The board-only modules get stand-ins
     for ``machine``, ``network`` and ``socket`` (not counted)."""
     files = firmware_mpy()
     mods = sorted({k[:-4].replace("/", ".").replace(".__init__", "")
                    for k in files if k.startswith("hallclock_fw/")})
     if serial_only:
-        mods = [m for m in mods if m not in NETWORK_MODULES]
+        mods = [m for m in mods if m not in NETWORK_MODULES and m not in SETUP_MODULES]
     files["machine.py"] = MACHINE_STANDIN
     files["network.py"] = "STA_IF = 0\nclass WLAN:\n    def __init__(self, *a): pass\n"
     files["socket.py"] = "AF_INET = 2\nSOCK_STREAM = 1\n"  # the webassembly port has none

@@ -4,10 +4,12 @@ Actions: ``press BUTTON``, ``end`` (the contract), and the project's own
 ``bounce BUTTON`` (a press whose contact bounces), ``hold BUTTON MS`` (a press
 held MS ms: a long press from 1500 ms), ``command BUTTON`` / ``command-long
 BUTTON`` (a press sent by the host over the link, as the hall relays START and
-GONG), and ``reboot`` (the board loses power and starts again: a new device
+GONG), ``reboot`` (the board loses power and starts again: a new device
 session; events the host had not acknowledged are lost, like RAM), ``hang``
-(the next pass of the loop never returns: the watchdog restarts the board)
-and ``crash`` (the next pass raises: main.py restarts the board 3 s later).
+(the next pass of the loop never returns: the watchdog restarts the board),
+``crash`` (the next pass raises: main.py restarts the board 3 s later) and
+``power-cut-save N`` (the power fails after N flash operations of the next
+save of set-up at the clock, then the board starts again).
 """
 from dataclasses import dataclass
 
@@ -24,7 +26,7 @@ from .errors import BadInput
 MAX_T_MS = (TICKS_MAX + 1) // 2 - 1
 
 ACTIONS = {"press": 1, "bounce": 1, "hold": 2, "end": 0, "command": 1,
-           "command-long": 1, "reboot": 0, "hang": 0, "crash": 0}
+           "command-long": 1, "reboot": 0, "hang": 0, "crash": 0, "power-cut-save": 1}
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,8 @@ def parse_text(text, name="<script>"):
                 if t + arg[1] > MAX_T_MS:
                     raise BadInput(f"{where}: the press held from {t} ms for {arg[1]} ms "
                                    f"ends beyond what the clock can count ({MAX_T_MS} ms)")
+        if action == "power-cut-save":
+            arg = _int(args[0], "flash operation count", where)
         if action == "end":
             ended = True
         actions.append(Action(t, action, arg, lineno))

@@ -10,6 +10,7 @@ build one on fake pins), so this module never imports ``machine``:
     hw.ticks_ms()       the millisecond tick counter
     hw.wait(due)        sleep until tick ``due``, a button edge or host bytes
     hw.read_config()    the text of hallclock.cfg, or None
+    hw.save_settings(mode, values)  optional: set-up at the clock saves hallclock.cfg
     hw.default_clock    the clock name when the file gives none
     hw.session_id()     8 hex digits, new at every power-on
     hw.console(text)    a line for a person on the USB console (not on the tick path)
@@ -174,6 +175,8 @@ def start(hw):
     if cfg.net is not None and hasattr(hw, "use_network"):
         hw.use_network(cfg)  # the hall network (Wi-Fi) instead of the USB serial link
     app = make_app(hw.panel, hw.uart, cfg.mode, cfg.settings, cfg.clock, hw.session_id(), now)
+    if hasattr(hw, "save_settings"):
+        app.store = hw  # set-up at the clock saves hallclock.cfg
     if cfg.error is not None:
         hw.panel.signal(EV_REFUSED, -1, 0, 0, now)  # audible: the file was not used
     _forget("hallclock_fw.hw.selftest")

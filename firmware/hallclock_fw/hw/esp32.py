@@ -110,11 +110,18 @@ class ESP32:
         self.uart = wifi.link(cfg.net, cfg.clock, time.ticks_ms)
 
     def read_config(self):
-        try:
-            with open(CONFIG_FILE) as f:
-                return f.read()
-        except OSError:
-            return None
+        from . import config
+        return config.load(open, CONFIG_FILE)
+
+    def save_settings(self, mode, values):
+        """Set-up at the clock saves (hw/config.py: old or new, never broken)."""
+        from . import cfgsave
+        from .device import _forget
+        text = cfgsave.cfg_text(self.read_config(), mode, values)
+        cfgsave.save(cfgsave.BoardFiles(), text, CONFIG_FILE)
+        del cfgsave
+        _forget("hallclock_fw.hw.cfgsave")  # only for the save
+        _forget("hallclock_fw.hw.config")  # boot-only again
 
     def session_id(self):
         return "".join("%02x" % b for b in os.urandom(4))

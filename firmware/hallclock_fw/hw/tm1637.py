@@ -31,7 +31,9 @@ SEG_COLON = const(0x80)  # the colon is bit 7 of the second digit
 
 # segments (bit 0 = a ... bit 6 = g) for the codes of display.py:
 # 0-9, 10 = minus, 11 = blank, 12 = P (play-out)
-SEGMENTS = b"\x3f\x06\x5b\x4f\x66\x6d\x7d\x07\x7f\x6f\x40\x00\x73"
+SEGMENTS = (b"\x3f\x06\x5b\x4f\x66\x6d\x7d\x07\x7f\x6f\x40\x00\x73"
+            # A b C d E F G H L n o r S t U y i c h (display.CHARS, from code 13)
+            b"\x77\x7c\x39\x5e\x79\x71\x3d\x76\x38\x54\x5c\x50\x6d\x78\x3e\x6e\x04\x58\x74")
 
 
 class TM1637:
@@ -94,7 +96,7 @@ class TM1637:
         self._command(CMD_CTRL | self.brightness)
 
     def show(self, digits, colon):
-        """Show four digit codes (display.py: 0-9, 10 minus, 11 blank, 12 P)."""
+        """Show four digit codes (display.py: 0-9, 10 minus, 11 blank, 12 P, 13 on letters)."""
         segs = self.segs
         for i in range(4):
             code = digits[i]

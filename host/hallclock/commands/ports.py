@@ -75,6 +75,15 @@ def cmd_ports(args):
     from rich.console import Console
     from rich.table import Table
 
+    if args.versions or args.port:  # each board's clock name and versions (boardinfo)
+        from ..boardinfo import versions_lines
+        ports = args.port or [p[0] for p in likely_boards()]
+        if not ports:
+            print("No ESP32 board found to ask (give --port P)")
+            return 0
+        for line in versions_lines(ports):
+            print(line)
+        return 0
     every = list_ports()
     ports = every if args.all else [p for p in every if p[1] is not None or p[3]]
     console = Console()
@@ -99,6 +108,9 @@ def cmd_ports(args):
     boards = likely_boards(ports)
     if len(boards) == 1:
         console.print(f"--port auto would use {boards[0][0]}")
+    if boards:
+        console.print("--versions: each board's clock name, firmware and MicroPython "
+                      "version (restarts a running clock)")
     return 0
 
 
@@ -106,4 +118,9 @@ def register(sub):
     p = sub.add_parser("ports", help="list serial ports, marking likely ESP32 boards")
     p.add_argument("--all", action="store_true",
                    help="also list ports with no USB id (built-in serial ports)")
+    p.add_argument("--versions", action="store_true",
+                   help="ask each likely board its clock name, firmware and MicroPython "
+                   "versions (through the REPL: a running clock stops and restarts)")
+    p.add_argument("--port", action="append", default=[], metavar="P",
+                   help="ask this port (repeatable; implies --versions)")
     p.set_defaults(func=cmd_ports)

@@ -1,5 +1,6 @@
 """Fake hardware for the virtual device: pins, PWM, displays and a UART that
 are plain objects, so the real drivers run on them unchanged."""
+from hallclock_fw.display import CHARS
 
 
 class FakePin:
@@ -66,7 +67,7 @@ class FakeOutput:
 class FakeDisplay:
     """A 4-digit display that keeps what it shows as text, e.g. ' 1:59'."""
 
-    CHARS = "0123456789- P"
+    CHARS = CHARS  # display.py's codes as characters
 
     def __init__(self):
         self.text = "    "
@@ -175,6 +176,10 @@ class FakeUART:
         self.outbox = bytearray()
         self.intr_char = CTRL_C
         self.interrupt = False
+
+
+class PowerCut(Exception):
+    """The virtual board's power failed in the middle of a flash write."""
 
 
 class SimClock:

@@ -16,7 +16,7 @@ from hallclock_fw.events import BUTTON_NAMES
 from hallclock_fw.hw.device import hand_back, make_app
 from hallclock_fw.hw.panel import build_panel
 
-from .fakes import FakeDisplay, FakeOutput, FakePin, FakeUART, SimClock
+from .fakes import FakeDisplay, FakeOutput, FakePin, FakeUART, PowerCut, SimClock
 
 PRESS_MS = 100  # a clean press holds the contact this long
 # a bouncing contact: (ms after the action, level) then closed until PRESS_MS
@@ -55,6 +55,7 @@ class Runner:
             out.record = record
         self.displays = self.make_displays()
         self.uart = FakeUART()
+        self.flash = None  # hallclock.cfg once set-up saved it (vdev/flash.py FakeFlash)
         self.mode = mode
         self.settings = settings
         self.clock_name = clock
@@ -78,18 +79,34 @@ class Runner:
         return (FakeDisplay(), FakeDisplay())
 
     def _boot(self, now):
+        if self.flash is not None and self.flash.files:  # set-up saved: the board reads it
+            from .flash import boot_config
+            boot_config(self)
         panel = build_panel(self.pins, self.buzzer, self.leds, self.hall,
                             self.displays, now)
         panel.buttons.arm()
         # as hw/device.py's start(): the keyboard interrupt off while the clock runs
         self.app = make_app(panel, self.uart, self.mode, self.settings, self.clock_name,
                             self.sid, now)
+        self.app.store = self  # as hw/device.py's start: set-up saves through it
+
+    # -- hallclock.cfg on the virtual board's flash (vdev/flash.py) -----------
+    def read_config(self):
+        from .flash import read_config
+        return read_config(self)
+
+    def save_settings(self, mode, values):
+        from .flash import save_settings
+        save_settings(self, mode, values)
 
     def reboot(self):
         """Power lost and back: RAM is gone (every event the host has not
         acknowledged, bytes not yet sent or read), and the board starts a new
         session with a new id, like ``main.py`` after a reset."""
         self.uart.reset()
+        if self.flash is not None or (self.app is not None and self.app.setup is not None):
+            from .flash import forget_transient
+            forget_transient()  # a reset drops set-up's modules with the rest of RAM
         self.boots += 1
         self.sid = session_after(self.sid)
         self._boot(self.now())
@@ -120,6 +137,11 @@ class Runner:
             self.reboot()
         elif action == "hang" or action == "crash":
             self.fault = action
+        elif action == "power-cut-save":
+            if self.flash is None:
+                from .flash import FakeFlash
+                self.flash = FakeFlash()
+            self.flash.cut_after = arg  # the power goes in the next save (PowerCut)
         elif action == "end":
             self.ended = True
             self.app.end(self.now())
@@ -205,7 +227,10 @@ class Runner:
         self._apply()
         if self.fault is not None:
             self._fail()
-        self.app.step(self.clock.now)
+        try:
+            self.app.step(self.clock.now)
+        except PowerCut:  # set-up's save was cut: the board starts again
+            self.reboot()
         self.passes += 1
         if self.app.link.info_owed:  # the host's I frame: hw/device.py's loop answers it
             self.app.link.info_owed = False

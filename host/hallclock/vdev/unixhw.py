@@ -21,6 +21,7 @@ import time
 
 from hallclock_fw.hw import device
 
+from .fakes import PowerCut
 from .runner import CRASH_RESET_MS, Runner
 
 EXIT_SILENT = 3  # the host was silent for silence_ms
@@ -206,6 +207,10 @@ class UnixHW(Runner):
             old.link.ring = None
             old.link = None
             old.core = None
+            if old.setup is not None or self.flash is not None:
+                from .flash import forget_transient
+                forget_transient()  # set-up's modules: a power cut came in its save
+            old.setup = None
         old = None
         gc.collect()
         # A board's reset wipes the heap; here the old App's blocks are free
@@ -217,6 +222,8 @@ class UnixHW(Runner):
         self._apply()  # the rest of what is due at this time, on the new App
 
     def read_config(self):
+        if self.flash is not None and self.flash.files:  # set-up saved (vdev/flash.py)
+            return Runner.read_config(self)
         from hallclock_fw import settings as settings_mod
         lines = ["clock = " + self.clock_name, "mode = " + self.mode]
         text = settings_mod.format_text(self.mode, self.settings)
@@ -486,6 +493,9 @@ def main(link, scenario, clock, sid, start_ticks=0, period=None,
                 continue
             except WatchdogReset:  # a pass hung: the watchdog restarts the board
                 hw.watchdog_resets += 1
+                hw.reboot_now()
+                continue
+            except PowerCut:  # set-up's save was cut (fakes.FakeFlash)
                 hw.reboot_now()
                 continue
             except Done:

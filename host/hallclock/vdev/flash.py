@@ -1,0 +1,123 @@
+"""The virtual board's flash for hallclock.cfg, and what the Runner does
+with it (read at boot, set-up's save): imported only once a scenario saves
+or cuts the power in a save, so a game that never does costs the unix
+port's fixed heap nothing of it."""
+from .fakes import PowerCut
+
+
+class FakeFlash:
+    """The board's filesystem for hallclock.cfg, as strict as the worse of
+    the two an ESP32 may have: a file is written in blocks of ``BLOCK``
+    bytes, a power cut keeps only the blocks written, and (as on FAT) a
+    rename onto an existing file fails.  ``cut_after = N``: the power goes
+    at the (N+1)th flash operation from now (opening a file for writing, a
+    block, a rename, a removal), which then never happens."""
+
+    BLOCK = 32
+
+    def __init__(self):
+        self.files = {}  # name -> text
+        self.cut_after = None
+        self.ops = 0  # flash operations done (the tests count a save's)
+
+    def _op(self):
+        if self.cut_after is not None:
+            if self.cut_after <= 0:
+                self.cut_after = None
+                raise PowerCut()
+            self.cut_after -= 1
+        self.ops += 1
+
+    def open(self, name, mode="r"):
+        if "w" in mode:
+            self._op()
+            self.files[name] = ""
+            return _FlashFile(self, name)
+        if name not in self.files:
+            raise OSError(2)  # ENOENT
+        return _FlashReader(self.files[name])
+
+    def rename(self, old, new):
+        if old not in self.files:
+            raise OSError(2)
+        if new in self.files:
+            raise OSError(17)  # EEXIST: FAT's rename does not replace
+        self._op()
+        self.files[new] = self.files.pop(old)
+
+    def remove(self, name):
+        if name not in self.files:
+            raise OSError(2)
+        self._op()
+        del self.files[name]
+
+
+class _FlashFile:
+    def __init__(self, flash, name):
+        self.flash = flash
+        self.name = name
+
+    def write(self, text):
+        flash = self.flash
+        block = flash.BLOCK
+        for i in range(0, len(text), block):
+            flash._op()
+            flash.files[self.name] += text[i:i + block]
+        return len(text)
+
+    def close(self):
+        pass
+
+
+class _FlashReader:
+    def __init__(self, text):
+        self.text = text
+
+    def read(self):
+        return self.text
+
+    def close(self):
+        pass
+
+
+def read_config(runner):
+    """The board's hallclock.cfg: the one set-up saved, else the one the
+    scenario's mode and settings make."""
+    if runner.flash is not None and runner.flash.files:
+        from hallclock_fw.hw import config
+        return config.load(runner.flash.open)
+    from hallclock_fw import settings as settings_mod
+    lines = ["clock = " + runner.clock_name, "mode = " + runner.mode]
+    text = settings_mod.format_text(runner.mode, runner.settings)
+    lines.extend(p for p in text.split(";") if p)
+    return "\n".join(lines) + "\n"
+
+
+# firmware modules imported only for a while (set-up at the clock and its
+# save): a reset drops them with the rest of RAM, even when a power cut came
+# before the firmware dropped them itself
+TRANSIENT = ("hallclock_fw.setup_mode", "hallclock_fw.hw.cfgsave", "hallclock_fw.hw.config")
+
+
+def forget_transient():
+    from hallclock_fw.hw.device import _forget
+    for name in TRANSIENT:
+        _forget(name)
+
+
+def save_settings(runner, mode, values):
+    from hallclock_fw.hw import cfgsave
+    from hallclock_fw.hw.device import _forget
+    text = cfgsave.cfg_text(runner.read_config(), mode, values)
+    if runner.flash is None:
+        runner.flash = FakeFlash()
+    cfgsave.save(runner.flash, text)
+    _forget("hallclock_fw.hw.cfgsave")  # as on the board: only for the save
+    _forget("hallclock_fw.hw.config")
+
+
+def boot_config(runner):
+    """At a boot after a save: the mode, settings and name the file gives."""
+    from hallclock_fw.hw import config
+    cfg = config.parse(runner.read_config(), runner.clock_name)
+    runner.mode, runner.settings, runner.clock_name = cfg.mode, cfg.settings, cfg.clock
