@@ -32,6 +32,8 @@ ADVICE = {
 }
 
 
+GROUP = "prepare"  # the director's task (hallclock.cliopts.GROUPS)
+
 def register(sub):
     p = sub.add_parser("deploy", help="put the firmware and each board's cfg on every board "
                        "at once, checked back")

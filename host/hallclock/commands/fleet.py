@@ -8,6 +8,8 @@ import os
 from ..errors import BadInput
 
 
+GROUP = "prepare"  # the director's task (hallclock.cliopts.GROUPS)
+
 def register(sub):
     p = sub.add_parser("fleet-config",
                        help="write one hallclock.cfg per clock of a USB hall (for deploy)")

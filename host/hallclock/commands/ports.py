@@ -122,5 +122,5 @@ def register(sub):
                    help="ask each likely board its clock name, firmware and MicroPython "
                    "versions (through the REPL: a running clock stops and restarts)")
     p.add_argument("--port", action="append", default=[], metavar="P",
-                   help="ask this port (repeatable; implies --versions)")
+                   help="ask the board on this serial port (repeatable; implies --versions)")
     p.set_defaults(func=cmd_ports)
