@@ -95,3 +95,23 @@ def stamp_flushes(writer):
         return n
     writer.flush = flush
     return stamps
+
+
+def run_due(d, now_ms, lag, nxt):
+    """The scale benchmarks' scheduler, for one of a worker's many devices
+    (``d["r"]`` its Runner, ``d["status"]``): every pass due by ``now_ms``
+    (device ms = real ms since the phase began), each pass's lateness into
+    ``lag``; after the scenario's end, real time.  Returns the earliest
+    pass still due of the worker's devices (``nxt``, or this one's)."""
+    from hallclock.vdev.runner import RUNNING, WAITING
+    r = d["r"]
+    if d["status"] == RUNNING:
+        if r.ms <= now_ms:
+            lag.append(now_ms - r.ms)
+        while d["status"] == RUNNING and r.ms <= now_ms:
+            d["status"] = r.step()
+        if d["status"] == RUNNING and r.ms < nxt:
+            nxt = r.ms
+    elif d["status"] == WAITING and now_ms >= r.ms + 1:
+        d["status"] = r.advance(int(now_ms - r.ms))
+    return nxt

@@ -21,11 +21,11 @@ import time
 
 from hallclock.mqtthall import OwnBroker
 from hallclock.vdev import netpump
-from hallclock.vdev.runner import DONE, RUNNING, WAITING
+from hallclock.vdev.runner import DONE, RUNNING
 from hallclock.virtual import make_runner
 
 import common
-from common import pct, scrabble_settings
+from common import pct, run_due, scrabble_settings
 from scale import DRAIN_S, LEAD_MS, analyse, device_script
 
 HALL = "bench"
@@ -63,15 +63,7 @@ def worker(devs, t0, duration_ms, press_ms, seed, address, creds, out_q, scripts
         nxt = now_ms + 5.0
         for d in ds:
             r, net = d["r"], d["net"]
-            if d["status"] == RUNNING:
-                if r.ms <= now_ms:
-                    lag.append(now_ms - r.ms)
-                while d["status"] == RUNNING and r.ms <= now_ms:
-                    d["status"] = r.step()
-                if d["status"] == RUNNING and r.ms < nxt:
-                    nxt = r.ms
-            elif d["status"] == WAITING and now_ms >= r.ms + 1:
-                d["status"] = r.advance(int(now_ms - r.ms))
+            nxt = run_due(d, now_ms, lag, nxt)
             out = r.take_output()
             if out:
                 net.write(out)

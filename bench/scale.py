@@ -29,11 +29,11 @@ import tty
 
 from hallclock_fw import protocol
 from hallclock.transport import pty_pair
-from hallclock.vdev.runner import DONE, RUNNING, WAITING
+from hallclock.vdev.runner import DONE, RUNNING
 from hallclock.virtual import make_runner
 
 import common
-from common import pct, scrabble_settings, summary
+from common import pct, run_due, scrabble_settings, summary
 
 HOLD_MS = 30  # a press holds the contact this long (longer than the debounce)
 LEAD_MS = 1500  # the processes start; device time 0 is this long after the phase begins
@@ -91,15 +91,7 @@ def worker(devs, t0, duration_ms, press_ms, seed, self_ack, out_q, inherited=())
         nxt = now_ms + 5.0
         for d in runners:
             r = d["r"]
-            if d["status"] == RUNNING:
-                if r.ms <= now_ms:
-                    lag.append(now_ms - r.ms)
-                while d["status"] == RUNNING and r.ms <= now_ms:
-                    d["status"] = r.step()
-                if d["status"] == RUNNING and r.ms < nxt:
-                    nxt = r.ms
-            elif d["status"] == WAITING and now_ms >= r.ms + 1:
-                d["status"] = r.advance(int(now_ms - r.ms))
+            nxt = run_due(d, now_ms, lag, nxt)
             out = r.take_output()
             if out:
                 base = d["written"] + len(d["pending"])

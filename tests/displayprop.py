@@ -6,6 +6,7 @@ display the host shows exactly those digits -- the model, the live view's
 row and the hall display's answer for that clock."""
 from hypothesis import strategies as st
 
+from hallclock.model import restore_for
 from hallclock.liveview import row_cells
 from hallclock.model import Clocks
 from hallclock.projector import face as hall_face
@@ -99,7 +100,7 @@ def check(mode, pairs, actions, start, period, frames=(), views=True, stats=None
     the mover's display in a simple delay (the restored move's delay counts
     as spent: it shows the bank)."""
     run = Lockstep(mode, parse(mode, pairs), actions, start_ticks=start, period=period,
-                   restore=True, host_frames=frames)
+                   restore=restore_for, host_frames=frames)
     clocks = Clocks()
     fed = 0
     compared = 0

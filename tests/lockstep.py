@@ -23,7 +23,7 @@ class Lockstep:
     """``for t_ms, texts in run.changes(): ...`` -- records so far in ``run.records``."""
 
     def __init__(self, mode, settings, actions, start_ticks=0, period=None, seed=12345,
-                 clock="prop-1", max_passes=2000000, restore=False, host_frames=()):
+                 clock="prop-1", max_passes=2000000, restore=None, host_frames=()):
         self.runner = Runner(mode, settings, actions, clock=clock, start_ticks=start_ticks,
                              period=period, seed=seed)
         self.dir = tempfile.mkdtemp(prefix="lockstep-")

@@ -109,7 +109,7 @@ class Hall:
                                      sid=sid)
         address = via.address if via is not None else self.address
         net = mqtthost.device_link(address, HALL, clock, self.creds[clock])
-        d = mqtthost.NetDeviceThread(runner, net, silence_s=20, after_pass=after_pass)
+        d = virtual.DeviceThread(runner, net, silence_s=20, after_pass=after_pass)
         self.devices.append(d)
         if start:
             d.start()

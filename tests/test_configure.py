@@ -12,6 +12,7 @@ import pytest
 from conftest import read_log, run_cli
 
 from hallclock import relay as hall_mod
+from hallclock import virtual
 from hallclock.scenario import parse_text
 from hallclock.transport import pty_pair, read_fd
 from hallclock.virtual import make_runner
@@ -25,7 +26,7 @@ def hall():
     """Virtual clocks on ptys: ``add(clock, script)`` starts one, ``empty()``
     makes a port with no clock behind it.  Every device is stopped after."""
     fds, threads = [], []
-    t0 = time.monotonic()
+    t0 = virtual.mark()
 
     class Hall:
         def __init__(self):
@@ -36,7 +37,7 @@ def hall():
             fds.extend([master, slave])
             runner = make_runner("scrabble", parse("scrabble", []),
                                  [a.as_tuple() for a in parse_text(text)], clock=clock, sid=sid)
-            th = hall_mod._Device(runner, master, t0, SPEED)
+            th = virtual.DeviceThread(runner, master, virtual.RealPace(t0, SPEED))
             th.start()
             threads.append(th)
             self.runners.append(runner)
@@ -137,22 +138,21 @@ def test_configure_over_the_broker(tmp_path):
     from mqttrig import HALL, Hall, wait_for
 
     from hallclock import mqtthost
-    from hallclock.vdev.netpump import ticks_ms
 
     h = Hall(tmp_path, clocks=("t1", "t2", "t3"))
     try:
-        t0 = ticks_ms()
+        t0 = virtual.mark()
         devices = []
         for clock, text, sid in (("t1", "40000 end\n", "0000aa01"),
                                  ("t2", "0 press START\n200 press B\n40000 end\n", "0000aa02")):
             runner = make_runner("scrabble", parse("scrabble", []),
                                  [a.as_tuple() for a in parse_text(text)], clock=clock, sid=sid)
             net = mqtthost.device_link(h.address, HALL, clock, h.creds[clock])
-            d = mqtthost.NetDeviceThread(runner, net, silence_s=20, paced=(t0, SPEED))
+            d = virtual.DeviceThread(runner, net, virtual.RealPace(t0, SPEED), silence_s=20)
             d.start()
             devices.append(d)
             h.devices.append(d)
-        wait_for(lambda: all(d.net.connected() for d in devices), 20, "clocks on the broker")
+        wait_for(lambda: all(d.line.connected() for d in devices), 20, "clocks on the broker")
         wait_for(lambda: devices[1].runner.app is not None
                  and devices[1].runner.app.core.move, 20, "t2's game")
         res = run_cli("configure", "--broker", f"127.0.0.1:{h.port}", "--hall", HALL,

@@ -7,7 +7,7 @@ import pathlib
 
 import pytest
 
-from hallclock.mpdevice import firmware_mpy
+from hallclock.mpvm.files import firmware_mpy
 from hallclock.mpvm import VMProcess
 
 CORE = pathlib.Path(__file__).resolve().parent / "core"

@@ -3,8 +3,9 @@ The byte-level fault tests over ptys are in test_faults.py."""
 from datetime import datetime, timezone
 import json
 
+from hallclock.model import restore_for
 from hallclock import scenario, virtual
-from hallclock.hostlink import HostLink, restore_for
+from hallclock.hostlink import HostLink
 from hallclock.logfile import LogWriter, read_records
 from hallclock.vdev.fakes import FakeUART
 from hallclock.vdev.runner import Runner
@@ -172,14 +173,14 @@ REBOOT = """\
 def _simulate(tmp_path, text, restore):
     path = tmp_path / "s.txt"
     path.write_text(text)
-    out = tmp_path / ("r%d.jsonl" % restore)
+    out = tmp_path / ("r%d.jsonl" % bool(restore))
     virtual.simulate(scenario.load(str(path)), "scrabble", parse("scrabble", []), str(out),
                      restore=restore)
     return read_records(out)
 
 
 def test_reboot_is_a_new_session_and_a_marked_gap(tmp_path):
-    recs = _simulate(tmp_path, REBOOT, restore=False)
+    recs = _simulate(tmp_path, REBOOT, restore=None)
     old = [r for r in recs if r["session"] == "00000001"]
     assert [r["event"] for r in old] == ["boot", "gong", "turn", "press", "turn",
                                          "power_loss"]
@@ -191,7 +192,7 @@ def test_reboot_is_a_new_session_and_a_marked_gap(tmp_path):
 
 
 def test_reboot_with_restore_resumes_the_move(tmp_path):
-    recs = _simulate(tmp_path, REBOOT, restore=True)
+    recs = _simulate(tmp_path, REBOOT, restore=restore_for)
     new = [r for r in recs if r["session"] != "00000001"]
     names = [r["event"] for r in new]
     assert names[:2] == ["boot", "resume"]

@@ -8,6 +8,7 @@ import os
 import pytest
 
 from conftest import ROOT
+from hallclock.model import restore_for
 from hallclock import scenario
 from hallclock.model import Clocks, Model, settings_from_json
 from hallclock_fw.settings import parse
@@ -195,7 +196,7 @@ def test_restore_end_to_end_both_banks(tmp_path):
     out = tmp_path / "bg.jsonl"
     virtual.simulate(scenario.load(str(script)), "backgammon",
                      parse("backgammon", ["bank_s=600", "delay=bronstein"]), str(out),
-                     restore=True)
+                     restore=restore_for)
     recs = read_records(out)
     loss = next(r for r in recs if r["event"] == "power_loss")
     # A's move 3 began at 50 s and was last heard of then: 9:55 left; B has 9:45
@@ -227,7 +228,7 @@ def test_restore_end_to_end_the_round_goes_on(tmp_path):
     out = tmp_path / "s.jsonl"
     virtual.simulate(scenario.load(str(script)), "scrabble",
                      parse("scrabble", ["round_min=5", "round_warn_min=1"]), str(out),
-                     restore=True)
+                     restore=restore_for)
     recs = read_records(out)
     loss = next(r for r in recs if r["event"] == "power_loss")
     new = [r for r in recs if r["session"] == loss["next_session"]]

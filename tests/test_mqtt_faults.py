@@ -80,7 +80,7 @@ def test_broker_restarted_mid_game(hall, tmp_path, ref):
     fault = Fault(hall.broker.stop, hall.broker.start, length_ms=20000)
     d, log = run(hall, tmp_path, fault)
     finish(hall, d, log, ref)
-    assert fault.done is not None and d.net.connects >= 2
+    assert fault.done is not None and d.line.connects >= 2
 
 
 def test_tcp_path_of_one_clock_cut_for_10_s(hall, tmp_path, ref):
@@ -100,7 +100,7 @@ def test_clock_socket_dies(hall, tmp_path, ref):
     fault = Fault(proxy.reset)
     d, log = run(hall, tmp_path, fault, via=proxy)
     finish(hall, d, log, ref)
-    assert proxy.connections >= 2 and d.net.connects >= 2 and d.net.failures >= 1
+    assert proxy.connections >= 2 and d.line.connects >= 2 and d.line.failures >= 1
 
 
 def test_logger_sigkilled_and_restarted(hall, tmp_path, ref):

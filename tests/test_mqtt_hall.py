@@ -15,7 +15,6 @@ from mqttrig import HALL, HALLCLOCK, Hall, wait_for  # noqa: E402
 
 from hallclock import mqtthost, scenario, virtual  # noqa: E402
 from hallclock.logfile import read_records  # noqa: E402
-from hallclock.vdev.netpump import ticks_ms  # noqa: E402
 from hallclock_fw.settings import parse  # noqa: E402
 
 
@@ -32,17 +31,17 @@ def test_referee_start_reaches_every_clock_without_a_logger(hall, tmp_path):
     logs, each with the one start gong and B's first move waiting."""
     text = "40000 end\n"  # the table waits; START comes from the referee
     devices = []
-    t0 = ticks_ms()
+    t0 = virtual.mark()
     for i, c in enumerate(hall.clocks):
         runner = virtual.make_runner("scrabble", parse("scrabble", []),
                                      scenario.parse_text(text, "<t>"), clock=c,
                                      sid="0000ab%02x" % i)
         net = mqtthost.device_link(hall.address, HALL, c, hall.creds[c])
-        d = mqtthost.NetDeviceThread(runner, net, silence_s=20, paced=(t0, 20.0))
+        d = virtual.DeviceThread(runner, net, virtual.RealPace(t0, 20.0), silence_s=20)
         d.start()
         devices.append(d)
         hall.devices.append(d)
-    wait_for(lambda: all(d.net.connected() for d in devices), 20, "clocks on the broker")
+    wait_for(lambda: all(d.line.connected() for d in devices), 20, "clocks on the broker")
     r = subprocess.run(HALLCLOCK + ["referee", "START", "--broker", f"127.0.0.1:{hall.local_port}",
                                     "--hall", HALL, "--credentials", hall.cred_file],
                        capture_output=True, text=True, timeout=60)
@@ -116,14 +115,14 @@ def test_logger_relays_a_hall_unit_on_the_network(tmp_path):
     try:
         log = tmp_path / "hall.jsonl"
         lg = h.start_logger(log, extra=["--hall-unit", "unit"])
-        t0 = ticks_ms()
+        t0 = virtual.mark()
         for i, (c, text) in enumerate((("unit", "500 press START\n20000 end\n"),
                                        ("t1", "20000 end\n"), ("t2", "20000 end\n"))):
             runner = virtual.make_runner("scrabble", parse("scrabble", []),
                                          scenario.parse_text(text, "<t>"), clock=c,
                                          sid="0000dd%02x" % i)
             net = mqtthost.device_link(h.address, HALL, c, h.creds[c])
-            d = mqtthost.NetDeviceThread(runner, net, silence_s=20, paced=(t0, 10.0))
+            d = virtual.DeviceThread(runner, net, virtual.RealPace(t0, 10.0), silence_s=20)
             d.start()
             h.devices.append(d)
         h.wait_logger(lg, timeout=90)

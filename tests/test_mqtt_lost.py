@@ -16,7 +16,6 @@ from mqttrig import HALL, Hall, game, wait_for  # noqa: E402
 
 from hallclock import mqtthost, scenario, virtual  # noqa: E402
 from hallclock.mqtthost import BrokerLogger  # noqa: E402
-from hallclock.vdev import netpump  # noqa: E402
 from hallclock_fw.settings import parse  # noqa: E402
 from hallclock.refconsole import BrokerRoundTail, grid  # noqa: E402
 
@@ -49,7 +48,7 @@ def clock_in_real_time(hall, clock, text, sid, via):
     runner = virtual.make_runner("scrabble", parse("scrabble", []), actions, clock=clock,
                                  sid=sid)
     net = mqtthost.device_link(via.address, HALL, clock, hall.creds[clock])
-    d = mqtthost.NetDeviceThread(runner, net, silence_s=20, paced=(netpump.ticks_ms(), 1.0))
+    d = virtual.DeviceThread(runner, net, virtual.RealPace(virtual.mark(), 1.0), silence_s=20)
     hall.devices.append(d)
     d.start()
     return d

@@ -285,7 +285,6 @@ def test_console_on_the_broker(tmp_path):
 
     from hallclock import mqtthost
     from hallclock.mqtthost import BrokerLogger
-    from hallclock.vdev.netpump import ticks_ms
 
     h = Hall(tmp_path, clocks=("t1", "t2"))
     srv = None
@@ -298,14 +297,14 @@ def test_console_on_the_broker(tmp_path):
                                      signals=signals)
         threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05},
                          daemon=True).start()
-        t0 = ticks_ms()
+        t0 = virtual.mark()
         devices = []
         for clock in h.clocks:
             runner = virtual.make_runner("scrabble", parse("scrabble", []),
                                          parse_text("60000 end\n"), clock=clock,
                                          sid="0000cc0" + clock[1])
             net = mqtthost.device_link(h.address, HALL, clock, h.creds[clock])
-            d = mqtthost.NetDeviceThread(runner, net, silence_s=20, paced=(t0, 2.0))
+            d = virtual.DeviceThread(runner, net, virtual.RealPace(t0, 2.0), silence_s=20)
             d.start()
             devices.append(d)
             h.devices.append(d)

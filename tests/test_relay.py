@@ -10,6 +10,7 @@ from conftest import read_log, run_cli
 from faultproxy import wait_for
 
 from hallclock import relay as hall_mod
+from hallclock import virtual
 from hallclock.vdev.runner import RUNNING, Runner
 from hallclock_fw import protocol
 from hallclock_fw.events import BTN_GONG, BTN_PAUSE, BTN_START
@@ -333,11 +334,11 @@ def test_hall_command_on_ports(tmp_path, script):
         wait_for(lambda: proc.poll() is not None or _opened(proc.pid) >= set(paths),
                  "the host to open its four ports")
         assert proc.poll() is None, proc.communicate()[1]
-        t0 = time.monotonic()
+        t0 = virtual.mark()
         for i, (clock, sid, text) in enumerate(specs):
             runner = make_runner("scrabble", parse("scrabble", []),
                                  [a.as_tuple() for a in parse_text(text)], clock=clock, sid=sid)
-            th = hall_mod._Device(runner, fds[2 * i], t0, 5.0)
+            th = virtual.DeviceThread(runner, fds[2 * i], virtual.RealPace(t0, 5.0))
             th.start()
             threads.append(th)
         stdout, stderr = proc.communicate(timeout=30)

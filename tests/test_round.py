@@ -13,6 +13,7 @@ import pytest
 from conftest import read_log, run_cli
 
 from hallclock import relay as hall_mod
+from hallclock import virtual
 from hallclock import roundctl
 from hallclock.hostlink import Session, tag_round
 from hallclock.logfile import LogWriter, host_time
@@ -186,12 +187,12 @@ def test_round_on_virtual_clocks_with_a_reboot_and_a_late_clock(tmp_path):
     devs = [_device(c, s, sid, fds) for c, s, sid in specs]
     logger = Logger([d[2] for d in devs], str(out))
     logger.open()
-    t0 = time.monotonic()
+    t0 = virtual.mark()
     rc = roundctl.RoundControl(logger, 2, log_path=str(out),
-                               clock=lambda: (time.monotonic() - t0) * SPEED)
+                               clock=lambda: virtual.since(t0) / 1000.0 * SPEED)
     try:
         for runner, master, _path in devs[:2]:
-            th = hall_mod._Device(runner, master, t0, SPEED)
+            th = virtual.DeviceThread(runner, master, virtual.RealPace(t0, SPEED))
             th.start()
             threads.append(th)
         while len(rc.live()) < 2:  # t1 and t2 heard (t3 is not there yet)
@@ -201,7 +202,7 @@ def test_round_on_virtual_clocks_with_a_reboot_and_a_late_clock(tmp_path):
 
         def step():
             if not late and rc.elapsed_ms() > 30000:  # t3 plugged in 30 s into the round
-                th = hall_mod._Device(devs[2][0], devs[2][1], time.monotonic(), SPEED)
+                th = virtual.DeviceThread(devs[2][0], devs[2][1], virtual.RealPace(virtual.mark(), SPEED))
                 th.start()
                 threads.append(th)
                 late.append(th)
@@ -257,9 +258,9 @@ def test_round_start_command_on_ports(tmp_path):
         args += ["--port", d[2]]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        t0 = time.monotonic()
+        t0 = virtual.mark()
         for runner, master, _p in devs:
-            th = hall_mod._Device(runner, master, t0, 2.0)
+            th = virtual.DeviceThread(runner, master, virtual.RealPace(t0, 2.0))
             th.start()
             threads.append(th)
         stdout, stderr = proc.communicate(timeout=40)
@@ -355,13 +356,12 @@ def test_round_start_over_the_broker(tmp_path):
     from mqttrig import HALL, HALLCLOCK, Hall, wait_for
 
     from hallclock import mqtthost
-    from hallclock.vdev.netpump import ticks_ms
 
     h = Hall(tmp_path, clocks=("t1", "t2"))
     out = tmp_path / "round6.jsonl"
     proc = None
     try:
-        t0 = ticks_ms()
+        t0 = virtual.mark()
         devices = []
         for clock in h.clocks:
             runner = make_runner("scrabble", parse("scrabble", SETS),
@@ -369,11 +369,11 @@ def test_round_start_over_the_broker(tmp_path):
                                      "3000 press B\n5000 press A\n9000 end\n")],
                                  clock=clock, sid="0000bb0" + clock[1])
             net = mqtthost.device_link(h.address, HALL, clock, h.creds[clock])
-            d = mqtthost.NetDeviceThread(runner, net, silence_s=20, paced=(t0, 2.0))
+            d = virtual.DeviceThread(runner, net, virtual.RealPace(t0, 2.0), silence_s=20)
             d.start()
             devices.append(d)
             h.devices.append(d)
-        wait_for(lambda: all(d.net.connected() for d in devices), 20, "clocks on the broker")
+        wait_for(lambda: all(d.line.connected() for d in devices), 20, "clocks on the broker")
         proc = subprocess.run(HALLCLOCK + ["round", "start", "--round", "6", "--broker",
                                            f"127.0.0.1:{h.port}", "--hall", HALL,
                                            "--credentials", h.cred_file, "--out", str(out),
@@ -404,10 +404,10 @@ def test_a_clock_that_drops_out_is_lost_on_the_console(tmp_path):
     logger = Logger([d[2] for d in devs], str(out))
     logger.open()
     rc = roundctl.RoundControl(logger, 8, log_path=str(out))
-    t0 = time.monotonic()
+    t0 = virtual.mark()
     try:
         for runner, master, _p in devs:
-            th = hall_mod._Device(runner, master, t0, 5.0)
+            th = virtual.DeviceThread(runner, master, virtual.RealPace(t0, 5.0))
             th.start()
             threads.append(th)
         rc.wait_heard(logger, 5.0)

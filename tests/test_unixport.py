@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from conftest import ROOT, read_log, run_cli, strip_host
+from hallclock.model import restore_for
 from hallclock import mpunix, scenario, virtual
 from hallclock.errors import HallclockError
 from hallclock_fw.settings import parse
@@ -60,8 +61,8 @@ def _outage_free(records):
 
 
 def test_power_loss_restore_and_hall_commands_log_as_on_cpython(tmp_path):
-    cpy = _log(tmp_path, "p", POWER_AND_HALL, "cpython", restore=True)
-    unix = _log(tmp_path, "p", POWER_AND_HALL, "micropython-unix", restore=True)
+    cpy = _log(tmp_path, "p", POWER_AND_HALL, "cpython", restore=restore_for)
+    unix = _log(tmp_path, "p", POWER_AND_HALL, "micropython-unix", restore=restore_for)
     events = [r["event"] for r in cpy]
     assert "power_loss" in events and "resume" in events  # the restore was taken
     assert _outage_free(unix) == _outage_free(cpy)  # the resume's t_ms too

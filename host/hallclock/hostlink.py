@@ -33,42 +33,6 @@ class Session:
         self.round = None  # the round this session's game belongs to (tag_round)
 
 
-def restore_for(records, wall=None, restored=None, say=None):
-    """What ``log --restore`` sends a rebooted clock: (mode, settings text,
-    values) of the game in a session's records, or None when there is
-    nothing to restore.  The values are the firmware core's own ``snapshot``
-    of the session replayed into it (``hallclock.model``), at the last time
-    the host heard the clock (the outage is not counted against the player),
-    the round's part at that time plus the wall-clock time since that record
-    was stored (the hall's basic time runs on through the outage, ČAS 4.1,
-    6.1): docs/protocol.md, *Power loss and restore*.  ``restored``: what
-    the host sent this session when it began (a restore after an earlier power
-    loss: the ``restore`` of that ``power_loss`` record), which the replay
-    needs.  ``say`` hears of records the clock's code cannot explain."""
-    from .model import Model, epoch_of
-    records = [r for r in records if r.get("event") not in ("power_loss",)]
-    if not records or records[0].get("event") != "boot":
-        return None
-    try:
-        model = Model.from_records(records, restore=restored)
-    except ValueError:
-        return None
-    if model.mismatches and say is not None:
-        say("clock %s: %d record(s) of its last session are not what its own code gives "
-            "(first: %s); the time sent back may be off: check it on the clock" % (
-                records[0].get("clock"), len(model.mismatches), model.mismatches[0].text))
-    hall_t = None
-    last = records[-1]
-    stored = epoch_of(last.get("host_time"))
-    if stored is not None and isinstance(last.get("t_ms"), int):
-        now = time.time() if wall is None else wall
-        hall_t = last["t_ms"] + max(0, int((now - stored) * 1000))
-    values = model.snapshot(None, hall_t)
-    if values is None:
-        return None
-    return (model.mode, settings_mod.format_text(model.mode, model.settings), list(values))
-
-
 # -- running a round: the round tag ------------------------------------------
 def tag_round(session, record):
     """From a session's ``round`` event on (the clock took the round number
@@ -84,11 +48,13 @@ def tag_round(session, record):
 
 
 class HostLink:
-    def __init__(self, writer, send, name="port", restore=False, clock=time.monotonic):
+    def __init__(self, writer, send, name="port", restore=None, clock=time.monotonic):
         self.writer = writer
         self.send = send  # bytes -> None (to the device)
         self.name = name
-        self.restore = restore  # send the game back after a power loss
+        # send the game back after a power loss: ``restore(records, restored=,
+        # say=)`` gives what (``hallclock.model.restore_for``), None: never
+        self.restore = restore
         self.time = clock
         self.buf = bytearray()
         self.sessions = {}
@@ -257,8 +223,8 @@ class HostLink:
             if before:
                 got = before[-1]["restore"]
                 restored = (got.get("mode"), got.get("settings"), got.get("values"))
-            sent = restore_for([r for r in mine if r.get("session") == old],
-                               restored=restored, say=self.say)
+            sent = self.restore([r for r in mine if r.get("session") == old],
+                                restored=restored, say=self.say)
         if sent is not None:
             # the log says what the clock was sent (the model of the new
             # session replays it: hallclock.model)

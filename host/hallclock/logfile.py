@@ -135,6 +135,54 @@ def read_records(path):
         return []
 
 
+class JsonlTail:
+    """The records of a JSON Lines file read as it grows (the hall display's,
+    the referee console's, the round process's referee log): each ``read()``
+    gives the objects of the lines completed since the last one; a line
+    still being written waits for its newline; lines that are not JSON
+    objects are passed over.  A file shorter than what was read has been
+    replaced: it is read afresh from its start."""
+
+    def __init__(self, path):
+        self.path = path
+        self.offset = 0
+        self.partial = b""
+
+    def exists(self):
+        return os.path.exists(self.path)
+
+    def read(self):
+        """(new records, replaced): ``replaced`` True when the file was read
+        afresh (what the caller built from the old one is stale)."""
+        try:
+            size = os.path.getsize(self.path)
+        except OSError:
+            return [], False
+        replaced = size < self.offset
+        if replaced:
+            self.offset = 0
+            self.partial = b""
+        if size == self.offset:
+            return [], replaced
+        with open(self.path, "rb") as f:
+            f.seek(self.offset)
+            data = f.read(size - self.offset)
+        self.offset += len(data)
+        lines = (self.partial + data).split(b"\n")
+        self.partial = lines.pop()  # a line still being written
+        records = []
+        for raw in lines:
+            if not raw.strip():
+                continue
+            try:
+                rec = json.loads(raw)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(rec, dict):
+                records.append(rec)
+        return records, replaced
+
+
 def looks_like_log(path):
     """True if ``path`` is a file whose first line is a hallclock log record."""
     try:

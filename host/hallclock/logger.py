@@ -34,7 +34,7 @@ def _enough_fds(n_ports):
 
 
 class Logger:
-    def __init__(self, paths, out, retry_s=0.5, restore=False, reset=False):
+    def __init__(self, paths, out, retry_s=0.5, restore=None, reset=False):
         folder = os.path.dirname(os.path.abspath(out))
         if not os.path.isdir(folder):
             raise BadInput(f"{out}: the folder {folder} does not exist")
@@ -141,18 +141,21 @@ class Logger:
     def all_ended(self):
         return all(link.ended() for link in self.links)
 
-    def run(self, exit_on_end=False, stop=None, max_s=None, on_poll=None):
-        """Log until every port's session has ended (with ``exit_on_end``),
-        ``stop()`` says so, or ``max_s`` seconds pass.  ``on_poll()`` is
-        called after every pass (live views)."""
+    def run(self, exit_on_end=False, stop=None, max_s=None, on_poll=None, poll_s=0.05,
+            linger=True):
+        """Log until every port's session has ended (with ``exit_on_end``;
+        then, with ``linger``, keep answering a while), ``stop()`` says so, or
+        ``max_s`` seconds pass: True if every session ended.  ``on_poll()`` is
+        called after every pass (live views, the hall relay, the round)."""
         start = time.monotonic()
         try:
             while True:
-                self.poll()
+                self.poll(poll_s)
                 if on_poll is not None:
                     on_poll()
                 if exit_on_end and self.all_ended():
-                    self._linger()
+                    if linger:
+                        self._linger()
                     return True
                 if stop is not None and stop():
                     return False

@@ -59,6 +59,7 @@ console and ``log --restore``)::
     c.model, c.device_now(host_now), c.face(host_now), c.time_of_day(t_ms)
 """
 import copy
+import time
 from datetime import datetime
 
 from hallclock_fw import protocol, settings as settings_mod
@@ -752,3 +753,39 @@ class Clocks:
 
     def get(self, name):
         return self.clocks.get(name)
+
+
+# -- the restore after a power loss (the link sends it: hostlink.HostLink) --------
+def restore_for(records, wall=None, restored=None, say=None):
+    """What ``log --restore`` sends a rebooted clock: (mode, settings text,
+    values) of the game in a session's records, or None when there is
+    nothing to restore.  The values are the firmware core's own ``snapshot``
+    of the session replayed into it (``hallclock.model``), at the last time
+    the host heard the clock (the outage is not counted against the player),
+    the round's part at that time plus the wall-clock time since that record
+    was stored (the hall's basic time runs on through the outage, ČAS 4.1,
+    6.1): docs/protocol.md, *Power loss and restore*.  ``restored``: what
+    the host sent this session when it began (a restore after an earlier power
+    loss: the ``restore`` of that ``power_loss`` record), which the replay
+    needs.  ``say`` hears of records the clock's code cannot explain."""
+    records = [r for r in records if r.get("event") not in ("power_loss",)]
+    if not records or records[0].get("event") != "boot":
+        return None
+    try:
+        model = Model.from_records(records, restore=restored)
+    except ValueError:
+        return None
+    if model.mismatches and say is not None:
+        say("clock %s: %d record(s) of its last session are not what its own code gives "
+            "(first: %s); the time sent back may be off: check it on the clock" % (
+                records[0].get("clock"), len(model.mismatches), model.mismatches[0].text))
+    hall_t = None
+    last = records[-1]
+    stored = epoch_of(last.get("host_time"))
+    if stored is not None and isinstance(last.get("t_ms"), int):
+        now = time.time() if wall is None else wall
+        hall_t = last["t_ms"] + max(0, int((now - stored) * 1000))
+    values = model.snapshot(None, hall_t)
+    if values is None:
+        return None
+    return (model.mode, settings_mod.format_text(model.mode, model.settings), list(values))

@@ -7,63 +7,14 @@ package ``hallclock.vdev`` as source.  Inside it runs the very same
 ``Runner`` as under CPython; this adapter gives the pump the Runner's
 interface, batching many device-loop passes per round trip to node.
 """
-import hashlib
-import os
-import tempfile
-from pathlib import Path
-
 from hallclock_fw import protocol
 
 from .errors import HallclockError
-from .vdev.runner import PACED
 from .mpvm import MPVMError, MPVMSetupError, VMProcess
-from .mpvm.checks import build_mpy
+from .mpvm.files import device_files, firmware_mpy  # noqa: F401 (firmware_mpy: for callers)
+from .vdev.runner import PACED
 
-HOST = Path(__file__).resolve().parent
-FIRMWARE = Path(__import__("hallclock_fw").__file__).resolve().parent
 BATCH = 4000  # device-loop passes per round trip at most (it stops early on output)
-
-
-def _source_digest(root):
-    h = hashlib.sha256()
-    for p in sorted(root.rglob("*.py")):
-        h.update(str(p.relative_to(root)).encode())
-        h.update(p.read_bytes())
-    return h.hexdigest()[:16]
-
-
-def firmware_mpy():
-    """{path in the VM: bytes} of the firmware built with mpy-cross (cached by
-    the sources' digest, so repeated runs do not recompile)."""
-    cache_root = Path(os.environ.get("HALLCLOCK_CACHE", Path(tempfile.gettempdir()) /
-                                     "hallclock-mpy-cache"))
-    out = cache_root / _source_digest(FIRMWARE) / "hallclock_fw"
-    if not (out / "__init__.mpy").exists():
-        tmp = out.parent / f"tmp-{os.getpid()}"
-        result = build_mpy(FIRMWARE, tmp / "hallclock_fw")
-        if not result.ok:
-            first = result.errors[0].strip().splitlines()[0] if result.errors else "?"
-            raise HallclockError(f"the firmware does not compile with mpy-cross: {first} "
-                                 "(fix it, or run 'make firmware' to see every error)")
-        try:
-            os.replace(tmp / "hallclock_fw", out)
-        except OSError:
-            pass  # another process built it first
-    return {f"hallclock_fw/{p.relative_to(out)}": p.read_bytes()
-            for p in sorted(out.rglob("*.mpy"))}
-
-
-def vdev_sources():
-    files = {"hallclock/__init__.py": ""}
-    for p in sorted((HOST / "vdev").glob("*.py")):
-        files[f"hallclock/vdev/{p.name}"] = p.read_text()
-    return files
-
-
-def device_files():
-    files = firmware_mpy()
-    files.update(vdev_sources())
-    return files
 
 
 def vm_error(exc):

@@ -34,6 +34,7 @@ import tempfile
 from pathlib import Path
 
 from .errors import HallclockError
+from .vdev import scenariofile
 
 DEFAULT_HEAP_KIB = 56
 MIN_HEAP_KIB = 8
@@ -70,9 +71,10 @@ def device_tree():
     """A folder with the firmware and hallclock.vdev, both as .mpy (compiling
     source inside the VM would take heap a board never spends), cached by
     the sources' digest."""
-    from .mpdevice import FIRMWARE, HOST, _source_digest, firmware_mpy
     from .mpvm.checks import build_mpy
-    key = _source_digest(FIRMWARE) + _source_digest(HOST / "vdev")
+    from .mpvm.files import (FIRMWARE, VDEV, firmware_mpy, package_inits, source_digest,
+                             vdev_folder)
+    key = source_digest(FIRMWARE) + source_digest(VDEV)
     root = Path(os.environ.get("HALLCLOCK_CACHE", Path(tempfile.gettempdir()) /
                                "hallclock-mpy-cache")) / ("unix-" + key)
     if not (root / ".complete").exists():
@@ -82,10 +84,11 @@ def device_tree():
             p = tmp / name
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_bytes(data)
-        result = build_mpy(HOST / "vdev", tmp / "hallclock" / "vdev")
+        result = build_mpy(VDEV, tmp / vdev_folder())
         if not result.ok:
             raise HallclockError("the virtual device does not compile: " + result.errors[0])
-        (tmp / "hallclock" / "__init__.py").write_text("")
+        for name in package_inits():
+            (tmp / name).write_text("")
         (tmp / ".complete").write_text("")
         try:
             os.replace(tmp, root)
@@ -107,10 +110,7 @@ def launch_code(link, mode, settings, actions, clock, sid, start_ticks, period,
                 silence_ms, account, romfs=None, gc_policy="firmware", heap_kib=None):
     """The program the process runs (``-c``), and the scenario file it reads
     (JSON: compiling the actions as a literal would take far more heap)."""
-    plain = [a.as_tuple() if hasattr(a, "as_tuple") else tuple(a) for a in actions]
-    fd, scenario = tempfile.mkstemp(prefix="hallclock-unix-", suffix=".json")
-    with os.fdopen(fd, "w") as f:
-        json.dump({"mode": mode, "settings": dict(settings), "actions": plain}, f)
+    scenario = scenariofile.write(mode, settings, actions)
     head = ROMFS_MOUNT % {"image": str(romfs)} if romfs else ""
     return head + (
         "import sys\n"

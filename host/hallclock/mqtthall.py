@@ -11,7 +11,7 @@ import time
 
 from . import broker as broker_mod
 from .errors import BadInput, LinkError
-from .mqtthost import BrokerLogger, NetDeviceThread, device_link
+from .mqtthost import BrokerLogger, device_link
 from .relay import Relay, run_devices
 
 HALL = "sim"
@@ -50,7 +50,7 @@ def simulate_hall_mqtt(hall_actions, table_actions, mode, values, out, speed=1.0
                        address=None, hall=HALL, credentials=None, timeout_s=None):
     """Returns (records written, relay), as ``relay.simulate_hall``."""
     from .broker import load_credentials
-    from .virtual import make_runner
+    from .virtual import DeviceThread, RealPace, make_runner, mark
 
     clocks = hall_clocks(len(table_actions))
     if address is None:
@@ -84,10 +84,10 @@ def simulate_hall_mqtt(hall_actions, table_actions, mode, values, out, speed=1.0
             for n in nets:
                 n.service(ticks_ms())
             logger.poll(0.005)
-        t0 = ticks_ms()
+        pace = RealPace(mark(), speed)
         for (clock, sid, acts), net in zip(specs, nets):
             runner = make_runner(mode, values, acts, clock=clock, sid=sid)
-            devices.append(NetDeviceThread(runner, net, paced=(t0, speed)))
+            devices.append(DeviceThread(runner, net, pace))
         relay = run_devices(logger, devices, timeout_s, relay=relay)
     finally:
         for d in devices:

@@ -29,6 +29,7 @@ from .hostlink import HostLink, Session
 from .logfile import LogWriter
 from .logger import LINGER_MAX_S, LINGER_S, TIMERS_S, Logger
 from .netseal import ClockSeal, clock_mac, require_keys, seal_all
+from .transport import close_fds
 
 CONNECT_WAIT_S = 10.0
 KEEPALIVE_S = 15
@@ -142,11 +143,7 @@ class BrokerClient:
         except Exception:
             pass
         self.client.loop_stop()
-        for fd in (self.rfd, self.wfd):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        close_fds(self.rfd, self.wfd)
         self.rfd = self.wfd = -1
 
 
@@ -212,7 +209,7 @@ class BrokerLogger(Logger):
     nothing), and a session heard mid-way is taken up from the event heard
     (a viewer cannot ask for the past: start it before the round)."""
 
-    def __init__(self, address, hall, credentials, out, clocks=None, restore=False,
+    def __init__(self, address, hall, credentials, out, clocks=None, restore=None,
                  tls=None, user="logger"):
         creds = load_credentials(credentials, user)
         self.creds = creds
@@ -384,33 +381,23 @@ def _adopt(link, clock, payload):
         s.expected = int(tokens[2])
 
 
-class BrokerTail:
-    """The hall display's record source on the broker (``hall-display
-    --broker``): what ``projector.LogTail`` gives from a log file, from a
-    viewer connection."""
+class ViewerTail:
+    """``logfile.JsonlTail``'s ``read``/``exists`` on a viewer connection: the
+    records its memory log gained since the last read."""
 
-    def __init__(self, viewer, clock_name=None, wall=time.time):
-        from .model import Clocks
+    def __init__(self, viewer):
         self.viewer = viewer
-        self.clock_name = clock_name
-        self.wall = wall
-        self.lock = threading.Lock()
-        self.clocks = Clocks()
-        self.records = 0
-        self.path = viewer.writer.path
+        self.taken = 0
 
-    def update(self):
+    def exists(self):
+        return True
+
+    def read(self):
         self.viewer.poll(0)
         recs = self.viewer.writer.records
-        while self.records < len(recs):
-            self.clocks.feed(recs[self.records], self.wall())
-            self.records += 1
-
-    def state(self):
-        from .projector import face
-        with self.lock:
-            self.update()
-            return face(self.clocks, self.clock_name, self.wall(), self.path, True)
+        new = recs[self.taken:]
+        self.taken = len(recs)
+        return new, False
 
 
 def send_signal(address, hall, credentials, button, long=False, tls=None, user="referee"):
@@ -495,49 +482,6 @@ class _TlsSocket:
         (self.tls or self.raw).close()
 
 
-def run_device(runner, net, silence_s=30.0, stop=None, after_pass=None):
-    """A virtual clock on the broker until the host has every event (True)
-    or the host was silent for ``silence_s`` (False)."""
-    from .vdev import netpump
-    try:
-        ms = int(silence_s * 1000)
-        return netpump.pump(runner, net, silence_ms=ms, connect_ms=ms, stop=stop,
-                            after_pass=after_pass)
-    finally:
-        net.close()
-
-
-class NetDeviceThread(threading.Thread):
-    """A virtual clock on the broker in a thread (tests, hall-simulate)."""
-
-    def __init__(self, runner, net, silence_s=30.0, after_pass=None, paced=None):
-        super().__init__(daemon=True, name="net-device")
-        self.after_pass = after_pass
-        self.paced = paced  # (t0 ticks, speed): run against real time
-        self.runner = runner
-        self.net = net
-        self.silence_s = silence_s
-        self.result = None
-        self.error = None
-        self.halt = False
-
-    def run(self):
-        try:
-            if self.paced is not None:
-                from .vdev import netpump
-                try:
-                    self.result = netpump.paced_pump(
-                        self.runner, self.net, self.paced[0], self.paced[1],
-                        stop=lambda: self.halt, silence_ms=int(self.silence_s * 1000))
-                finally:
-                    self.net.close()
-                return
-            self.result = run_device(self.runner, self.net, self.silence_s,
-                                     stop=lambda: self.halt, after_pass=self.after_pass)
-        except BaseException as exc:  # surfaced by the caller
-            self.error = exc
-
-
 # -- the same virtual clock inside the MicroPython unix port ---------------------
 NET_HEAP_EXTRA_KIB = 24  # the MQTT client's buffers and the sockets' objects
 
@@ -548,16 +492,12 @@ def unix_device(address, hall, clock, creds, mode, values, actions, sid, silence
     NetLink and MQTT client on the unix port's own sockets, in its own
     process (``hallclock.vdev.netpump.main``).  Returns the Popen and the
     scenario file to remove once it exited."""
-    import json
     import subprocess
-    import tempfile
 
     from . import mpunix
     require_keys(creds, clock)
-    plain = [a.as_tuple() if hasattr(a, "as_tuple") else tuple(a) for a in actions]
-    fd, scenario = tempfile.mkstemp(prefix="hallclock-net-", suffix=".json")
-    with os.fdopen(fd, "w") as f:
-        json.dump({"mode": mode, "settings": dict(values), "actions": plain}, f)
+    from .vdev import scenariofile
+    scenario = scenariofile.write(mode, values, actions, prefix="hallclock-net-")
     code = ("from hallclock.vdev.netpump import main\n"
             "main(%r, %r, %d, %r, %r, %r, %r, %r, %d, %r, %r)\n" % (
                 scenario, address[0], address[1], hall, clock, creds["user"],

@@ -18,7 +18,6 @@ with the answer (``ahead``: the texts of the next few seconds, computed by the
 model), so the page formats no time itself.  Only the page's three files and
 ``/state`` are served; nothing is written.
 """
-import json
 import os
 import threading
 import time
@@ -28,6 +27,7 @@ from hallclock_fw.display import next_change
 from .errors import BadInput
 from .figures import check_live_log
 from .liveview import row_cells
+from .logfile import JsonlTail
 from .model import Clocks, epoch_of
 from .modes import clock_text, view_for
 from .words import by_name, gong_name, playout_step, plural
@@ -62,46 +62,25 @@ def _tables(clocks, now):
 
 
 class LogTail:
-    """The records of a log file, read incrementally as it grows."""
+    """The records of a log file, read incrementally as it grows (or of
+    ``source``, another record source with JsonlTail's ``read``/``exists``:
+    the hall network's viewer, ``mqtthost.ViewerTail``)."""
 
-    def __init__(self, path, clock_name=None, wall=time.time):
+    def __init__(self, path, clock_name=None, wall=time.time, source=None):
         self.path = path
         self.clock_name = clock_name
         self.wall = wall
         self.lock = threading.Lock()
-        self._reset()
-
-    def _reset(self):
-        self.offset = 0
-        self.partial = b""
+        self.source = source if source is not None else JsonlTail(path)
         self.clocks = Clocks()
         self.records = 0
 
     def update(self):
-        try:
-            size = os.path.getsize(self.path)
-        except OSError:
-            return
-        if size < self.offset:  # the log was replaced: read it afresh
-            self._reset()
-        if size == self.offset:
-            return
-        with open(self.path, "rb") as f:
-            f.seek(self.offset)
-            data = f.read(size - self.offset)
-        self.offset += len(data)
-        data = self.partial + data
-        lines = data.split(b"\n")
-        self.partial = lines.pop()  # a line still being written
-        for raw in lines:
-            if not raw.strip():
-                continue
-            try:
-                rec = json.loads(raw)
-            except ValueError:
-                continue
-            if not isinstance(rec, dict):
-                continue
+        recs, replaced = self.source.read()
+        if replaced:  # the log was replaced: read it afresh
+            self.clocks = Clocks()
+            self.records = 0
+        for rec in recs:
             at = epoch_of(rec.get("host_time"))
             self.clocks.feed(rec, at if at is not None else self.wall())
             self.records += 1
@@ -110,7 +89,17 @@ class LogTail:
         with self.lock:
             self.update()
             return face(self.clocks, self.clock_name, self.wall(), self.path,
-                        os.path.exists(self.path))
+                        self.source.exists())
+
+
+class BrokerTail(LogTail):
+    """The hall display's record source on the broker (``hall-display
+    --broker``): a LogTail on a viewer connection (``mqtthost.ViewerTail``)."""
+
+    def __init__(self, viewer, clock_name=None, wall=time.time):
+        from .mqtthost import ViewerTail
+        LogTail.__init__(self, viewer.writer.path, clock_name, wall, source=ViewerTail(viewer))
+        self.viewer = viewer
 
 
 # -- the answer to /state ---------------------------------------------------------
@@ -334,7 +323,7 @@ def check_clock(tail):
 def make_server(log, host="127.0.0.1", port=8080, clock=None, source=None):
     """An HTTP server (not yet serving) for the log; port 0 picks a free one.
     ``source``: another record source with LogTail's ``state()`` (the hall
-    network's viewer, ``mqtthost.BrokerTail``) instead of the log file."""
+    network's viewer, ``BrokerTail``) instead of the log file."""
     waiting = None
     if source is None:
         check_log_path(log)

@@ -29,7 +29,7 @@ from urllib.parse import parse_qs, urlparse
 
 from . import figures, report
 from .errors import BadInput
-from .logfile import LogWriter, host_time, read_records
+from .logfile import JsonlTail, LogWriter, host_time, read_records
 from .model import Clocks, epoch_of
 from .modes import clock_text, view_for
 from .webserve import CSS, HTML, JS, PageHandler, bind, check_log_path
@@ -61,13 +61,15 @@ class RoundTail:
 
     source = "log"
 
-    def __init__(self, path, wall=time.time):
+    def __init__(self, path, wall=time.time, source=None):
         self.path = path
         self.referee_path = referee_log_of(path)
         self.wall = wall
         self.lock = threading.Lock()
-        self.offset = 0
-        self.partial = b""
+        self.source = source if source is not None else JsonlTail(path)
+        self._fresh()
+
+    def _fresh(self):
         self.clocks = Clocks()
         self.warnings = {}  # clock -> left_s of the warnings given in the move in progress
         self.last_heard = {}  # clock -> host_time of its newest record
@@ -75,26 +77,10 @@ class RoundTail:
         self.power_lost = {}  # clock -> True after a power_loss until its next record
 
     def update(self):
-        try:
-            size = os.path.getsize(self.path)
-        except OSError:
-            return
-        if size < self.offset:  # replaced: read afresh
-            self.__init__(self.path, self.wall)
-            size = os.path.getsize(self.path)
-        if size == self.offset:
-            return
-        with open(self.path, "rb") as f:
-            f.seek(self.offset)
-            data = f.read(size - self.offset)
-        self.offset += len(data)
-        lines = (self.partial + data).split(b"\n")
-        self.partial = lines.pop()
-        for raw in lines:
-            try:
-                rec = json.loads(raw)
-            except ValueError:
-                continue
+        recs, replaced = self.source.read()
+        if replaced:  # read afresh
+            self._fresh()
+        for rec in recs:
             self.feed(rec)
 
     def feed(self, rec):
@@ -119,7 +105,7 @@ class RoundTail:
                 if isinstance(r, dict) and str(r.get("clock")) == clock]
 
     def exists(self):
-        return os.path.exists(self.path)
+        return self.source.exists()
 
     def links(self, now):
         return _links(self.path, now)
@@ -376,23 +362,13 @@ class BrokerRoundTail(RoundTail):
     source = "broker"
 
     def __init__(self, viewer, referee_path, wall=time.time):
-        RoundTail.__init__(self, viewer.writer.path, wall)
+        from .mqtthost import ViewerTail
+        RoundTail.__init__(self, viewer.writer.path, wall, source=ViewerTail(viewer))
         self.viewer = viewer
         self.referee_path = referee_path
-        self.fed = 0
-
-    def update(self):
-        self.viewer.poll(0)
-        recs = self.viewer.writer.records
-        while self.fed < len(recs):
-            self.feed(recs[self.fed])
-            self.fed += 1
 
     def records_for(self, clock):
         return [r for r in self.viewer.writer.records if str(r.get("clock")) == clock]
-
-    def exists(self):
-        return True
 
     def links(self, now):
         """The link state of every clock from its MQTT last will: "lost" from

@@ -26,22 +26,18 @@ late, never twice.
 against one shared real-time origin, so device ``t_ms`` of different clocks
 are comparable and the spread between tables' start times can be measured.
 """
-import errno
 import os
-import select
-import threading
 import time
 
 from hallclock_fw import protocol
 from hallclock_fw.events import BTN_GONG, BTN_PAUSE, BTN_START
 
 from .errors import BadInput, LinkError
-from .transport import read_fd
 from .modes import view_for
+from .transport import close_fds
 
 RETRY_S = 1.0  # resend a relayed press when the table has not reacted by then
 TRIES = 3  # sends of one relayed press at most
-SILENCE_S = 30.0
 
 
 def relay_key(record, hall_mode):
@@ -180,6 +176,20 @@ class Relay:
         return {"hall_t_ms": hall_t, "tables": tables}
 
 
+def summary(relay):
+    """What ``hall`` and ``log --hall-unit`` print at the end: the signals
+    relayed and resent, and each relayed start's spread."""
+    lines = [f"relayed {relay.relayed} signal(s) to {len(relay.tables)} table(s), "
+             f"{relay.retries} resent"]
+    n = 0
+    while True:
+        sp = relay.spread(n)
+        if sp is None:
+            return "\n".join(lines)
+        lines.append(f"start {n + 1}: " + format_spread(sp))
+        n += 1
+
+
 def format_spread(sp):
     started = [x for x in sp["tables"] if x[1] is not None]
     lines = []
@@ -225,92 +235,12 @@ def run_hall(logger, exit_on_end=False, stop=None, max_s=None, poll_s=0.01, rela
     ``stop()``, or ``max_s``.  Returns (ended, relay)."""
     if relay is None:
         relay = Relay(logger)
-    start = time.monotonic()
-    try:
-        while True:
-            logger.poll(poll_s)
-            relay.service()
-            if exit_on_end and logger.all_ended():
-                return True, relay
-            if stop is not None and stop():
-                return False, relay
-            if max_s is not None and time.monotonic() - start > max_s:
-                return False, relay
-    finally:
-        logger.close()
+    ended = logger.run(exit_on_end, stop, max_s, on_poll=relay.service, poll_s=poll_s,
+                       linger=False)
+    return ended, relay
 
 
 # -- the whole hall on virtual devices -------------------------------------------
-def paced_pump(runner, fd, t0, speed, stop, silence_s=SILENCE_S):
-    """Run a virtual device against real time: simulated ms = (monotonic - t0)
-    × 1000 × ``speed``.  A pass happens when the device's next wake is due or
-    bytes arrive (then at the current time, as a board woken by its UART).
-    Never skips a pass the device asked for, so a late host cannot swallow a
-    scripted press.  Returns True once the host has every event."""
-    from .vdev.runner import DONE, RUNNING
-
-    os.set_blocking(fd, False)
-    out = b""
-    status = RUNNING
-    last_contact = time.monotonic()
-    while True:
-        if stop():
-            return False
-        out += runner.take_output()
-        if out:
-            try:
-                out = out[os.write(fd, out):]
-            except BlockingIOError:
-                pass
-            except OSError as exc:
-                if exc.errno != errno.EIO:
-                    raise
-        if status == DONE:
-            if not out:
-                return True
-            time.sleep(0.002)
-            continue
-        real = time.monotonic()
-        now = int((real - t0) * 1000 * speed)
-        target = runner.ms if status == RUNNING else now + max(1, int(20 * speed))
-        data = read_fd(fd)[0]
-        if not data and now < target:
-            wait = min((target - now) / 1000.0 / speed, 0.05)
-            select.select([fd], [], [], wait)
-            data = read_fd(fd)[0]
-            now = int((time.monotonic() - t0) * 1000 * speed)
-        if data:
-            runner.feed(data)
-            last_contact = time.monotonic()
-        if status != RUNNING:
-            if now > runner.ms:
-                runner.ms = now
-            status = runner.step()
-            if time.monotonic() - last_contact > silence_s:
-                return False
-        elif data or now >= target:
-            if now < target:
-                runner.ms = now  # woken by the host: a pass now
-            status = runner.step()
-
-
-class _Device(threading.Thread):
-    def __init__(self, runner, fd, t0, speed):
-        super().__init__(daemon=True, name="virtual-" + runner.clock_name
-                         if hasattr(runner, "clock_name") else "virtual")
-        self.args = (runner, fd, t0, speed)
-        self.halt = False
-        self.result = None
-        self.error = None
-
-    def run(self):
-        runner, fd, t0, speed = self.args
-        try:
-            self.result = paced_pump(runner, fd, t0, speed, lambda: self.halt)
-        except BaseException as exc:  # surfaced by the caller
-            self.error = exc
-
-
 def simulate_hall(hall_actions, table_actions, mode, values, out, speed=1.0,
                   timeout_s=None):
     """A hall unit and ``len(table_actions)`` table clocks, each a virtual
@@ -318,7 +248,7 @@ def simulate_hall(hall_actions, table_actions, mode, values, out, speed=1.0,
     Returns (records written, relay)."""
     from .logger import Logger
     from .transport import pty_pair
-    from .virtual import make_runner
+    from .virtual import DeviceThread, RealPace, make_runner, mark
 
     specs = [("hall", "a0000001", hall_actions)]
     for i, acts in enumerate(table_actions):
@@ -336,15 +266,11 @@ def simulate_hall(hall_actions, table_actions, mode, values, out, speed=1.0,
             paths.append(path)
         logger = Logger(paths, out)
         logger.open()
-        t0 = time.monotonic()
-        devices = [_Device(r, fds[2 * i], t0, speed) for i, r in enumerate(runners)]
+        pace = RealPace(mark(), speed)
+        devices = [DeviceThread(r, fds[2 * i], pace) for i, r in enumerate(runners)]
         relay = run_devices(logger, devices, timeout_s)
     finally:
-        for fd in fds:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        close_fds(*fds)
     return logger.writer.count, relay
 
 

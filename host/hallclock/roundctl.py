@@ -32,6 +32,7 @@ import time
 from hallclock_fw import protocol
 from hallclock_fw.events import BTN_GONG
 
+from .logfile import JsonlTail
 from .model import epoch_of
 from .roundreport import referee_log_of
 from .words import plural
@@ -68,8 +69,7 @@ class RoundControl:
         self.gongs = 0  # GONGs the referee sent (the console)
         self.gongs_heard = 0  # gongs the clocks gave in this round (start, warning, end, manual)
         self.referee_log = referee_log_of(log_path) if log_path else None
-        self.ref_offset = None
-        self.ref_partial = b""
+        self.referee_tail = JsonlTail(self.referee_log) if self.referee_log else None
         self.begun_wall = int(wall() * 1000) / 1000.0  # host_time has whole ms
         self.log = []  # lines for the operator
         self.links_path = None
@@ -227,28 +227,10 @@ class RoundControl:
         return sorted(c for c, s in latest.items() if not s.tagged and c is not None)
 
     def _referee_actions(self):
-        if self.referee_log is None:
+        if self.referee_tail is None:
             return
-        try:
-            size = os.path.getsize(self.referee_log)
-        except OSError:
-            return
-        if self.ref_offset is None or size < self.ref_offset:
-            self.ref_offset = 0
-        if size == self.ref_offset:
-            return
-        with open(self.referee_log, "rb") as f:
-            f.seek(self.ref_offset)
-            data = self.ref_partial + f.read(size - self.ref_offset)
-        self.ref_offset = size
-        lines = data.split(b"\n")
-        self.ref_partial = lines.pop()
-        for raw in lines:
-            try:
-                rec = json.loads(raw)
-            except ValueError:
-                continue
-            if not isinstance(rec, dict) or rec.get("event") != "referee_action":
+        for rec in self.referee_tail.read()[0]:
+            if rec.get("event") != "referee_action":
                 continue
             if rec.get("done"):
                 continue  # the console sent it itself (on the broker)
@@ -270,42 +252,30 @@ def run_round(logger, control, exit_on_end=False, stop=None, max_s=None, on_poll
               poll_s=0.02):
     """Log every clock and run the round until every session ended
     (``exit_on_end``), ``stop()``, or ``max_s``.  Returns True if all ended."""
-    began = time.monotonic()
-    try:
-        while True:
-            logger.poll(poll_s)
-            control.service()
-            if on_poll is not None:
-                on_poll()
-            if exit_on_end and logger.all_ended():
-                logger._linger()
-                return True
-            if stop is not None and stop():
-                return False
-            if max_s is not None and time.monotonic() - began > max_s:
-                return False
-    finally:
-        logger.close()
+    def serve():
+        control.service()
+        if on_poll is not None:
+            on_poll()
+    return logger.run(exit_on_end, stop, max_s, on_poll=serve, poll_s=poll_s)
 
 
 # -- a virtual hall for the tour and the tests --------------------------------------
 def start_virtual_clocks(mode, values, scripts, speed=1.0, prefix="table-"):
     """Virtual table clocks, each on its own pty, against real time ×
-    ``speed`` (relay.paced_pump).  Returns (threads, fds, paths); the caller
-    keeps the fds open while the clocks run."""
-    from .relay import _Device
+    ``speed`` (the pump's RealPace).  Returns (threads, fds, paths); the
+    caller keeps the fds open while the clocks run."""
     from .transport import pty_pair
-    from .virtual import make_runner
+    from .virtual import DeviceThread, RealPace, make_runner, mark
 
     threads, fds, paths = [], [], []
-    t0 = time.monotonic()
+    pace = RealPace(mark(), speed)
     for i, actions in enumerate(scripts):
         master, slave, path = pty_pair()
         fds += [master, slave]
         paths.append(path)
         runner = make_runner(mode, values, actions, clock="%s%d" % (prefix, i + 1),
                              sid=os.urandom(4).hex())
-        th = _Device(runner, master, t0, speed)
+        th = DeviceThread(runner, master, pace)
         th.start()
         threads.append(th)
     return threads, fds, paths

@@ -198,3 +198,12 @@ def read_fd(fd, size=4096):
         if exc.errno == errno.EIO:
             return b"", False
         raise
+
+
+def close_fds(*fds):
+    """Close each fd; one already closed (or never opened) is no error."""
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass

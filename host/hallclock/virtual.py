@@ -1,16 +1,19 @@
-"""The virtual device on a serial line: a pump moves the Runner's UART bytes
-to and from a file descriptor (a pty end, or a port path), paces simulated
-time against the host, and stops when the host has every event.
+"""The virtual device on the host: a Runner (CPython, or inside the
+webassembly VM) built from a scenario, the pump's serial line (``FdLine``:
+a pty end or a port path), the one device thread every virtual clock, hall
+and test runs in, and ``simulate`` (scenario -> device -> pty -> logger).
 
-Simulated time runs as fast as the machine allows while the host has every
-event.  While the device holds events the host has not acknowledged,
-simulated time runs no faster than real time (``Runner.pace``): the link's
-resend (1.5 s) and hello (5 s) timers then fire as on a board, so a slow line
-(9600 baud) or a logger that is not there yet gets resends at a board's
-rate, not hundreds of them, and a device with no host plays its script at
-the board's pace.  After the scenario's ``end`` time runs at the real rate.
-The pump gives up after ``silence_s`` of real time without a byte from the
-host (the contract's 30 s).
+The pump itself is ``hallclock.vdev.pump`` (MicroPython-compatible, shared
+with the unix port's network device): see its docstring for the paces.  On
+a serial line simulated time runs as fast as the machine allows while the
+host has every event; while the device holds events the host has not
+acknowledged, no faster than real time (``Runner.pace``): the link's resend
+(1.5 s) and hello (5 s) timers then fire as on a board, so a slow line (9600
+baud) or a logger that is not there yet gets resends at a board's rate, not
+hundreds of them, and a device with no host plays its script at the board's
+pace.  After the scenario's ``end`` time runs at the real rate.  The pump
+gives up after ``silence_s`` of real time without a byte from the host (the
+contract's 30 s).
 """
 import errno
 import os
@@ -22,8 +25,9 @@ import tty
 from hallclock_fw import settings as settings_mod
 
 from .errors import BadInput, HallclockError, LinkError
-from .transport import read_fd
-from .vdev.runner import DONE, HANDED_BACK, PACED, RUNNING, Runner
+from .transport import close_fds, read_fd
+from .vdev.pump import RealPace, SimPace, mark, pump, since  # noqa: F401 (for callers)
+from .vdev.runner import Runner
 
 SILENCE_S = 30.0  # the contract: exit after 30 s without host contact
 
@@ -41,65 +45,76 @@ def make_runner(mode, values, actions, clock="virtual-1", sid="00000001", start_
                   period=period, record=record)
 
 
-def pump(runner, fd, silence_s=SILENCE_S, ack_wait_s=0.05, stop=None):
-    """Run ``runner`` on ``fd`` until the host has every event (True) or the
-    host has been silent for ``silence_s`` (False).  A host that takes the
-    console (``M`` frame) ends it too (True): the clock has stopped.
-    ``ack_wait_s``: the longest real wait for host bytes while the device
-    may not move on (paced, or after its end)."""
-    os.set_blocking(fd, False)
-    last_contact = time.monotonic()
-    status = RUNNING
-    pending_out = b""
-    last_real = time.monotonic()
-    while True:
-        if stop is not None and stop():
-            return False
-        pending_out += runner.take_output()
-        if pending_out:
+class FdLine:
+    """The pump's line on a file descriptor (a pty end, or a port path's):
+    non-blocking writes of what the Runner's UART sends, reads that never
+    block; a hang-up (nobody on the other end, EIO) reads as no bytes.  The
+    caller owns the fd (``close`` leaves it open)."""
+
+    def __init__(self, fd):
+        os.set_blocking(fd, False)
+        self.fd = fd
+        self.out = b""
+        self.peer = True
+
+    def ready(self):
+        return True
+
+    def send(self, data):
+        out = self.out + data if data else self.out
+        if out:
             try:
-                n = os.write(fd, pending_out)
-                pending_out = pending_out[n:]
+                out = out[os.write(self.fd, out):]
             except BlockingIOError:
                 pass
             except OSError as exc:
                 if exc.errno != errno.EIO:
                     raise
-        data, peer = read_fd(fd)
-        if data:
-            runner.feed(data)
-            last_contact = time.monotonic()
-        if status == DONE or status == HANDED_BACK:
-            if not pending_out:
-                return True
-            _wait_fd(fd, peer, 0.02)
-            continue
-        now = time.monotonic()
-        if now - last_contact > silence_s:
-            return False
-        if status == RUNNING:
-            runner.pace(int(now * 1000))
-            result = runner.step()
-            if result == PACED:  # nothing to do before real time catches up
-                if not data:
-                    _wait_fd(fd, peer, min(ack_wait_s, 0.005))
-            else:
-                status = result
-            last_real = now
-        else:
-            if not data:
-                _wait_fd(fd, peer, 0.02)
-            now = time.monotonic()
-            status = runner.advance(max(1, int((now - last_real) * 1000)))
-            last_real = now
+        self.out = out
+
+    def receive(self):
+        data, self.peer = read_fd(self.fd)
+        return data
+
+    def wait(self, ms):
+        """Sleep until host bytes arrive or ``ms`` pass."""
+        if self.peer:
+            select.select([self.fd], [], [], ms / 1000.0)
+        else:  # nobody on the other end: select would return at once (hang-up)
+            time.sleep(ms / 1000.0)
+
+    def sent_all(self):
+        return not self.out
+
+    def close(self):
+        pass
 
 
-def _wait_fd(fd, peer, timeout):
-    """Sleep until host bytes arrive on ``fd`` or ``timeout`` (s) passes."""
-    if peer:
-        select.select([fd], [], [], timeout)
-    else:  # nobody on the other end: select would return at once (hang-up)
-        time.sleep(timeout)
+def line_of(line):
+    """A pump line: an fd (FdLine), a firmware NetLink (NetLine), or a line."""
+    if isinstance(line, int):
+        return FdLine(line)
+    if hasattr(line, "readinto") and hasattr(line, "service"):
+        from .vdev.netpump import NetLine
+        return NetLine(line)
+    return line
+
+
+def run(runner, line, pace=None, silence_s=SILENCE_S, stop=None, after_pass=None):
+    """The one pump (``vdev.pump``) on ``line`` (see :func:`line_of`) until
+    the host has every event (True) or was silent for ``silence_s`` (False);
+    a network line is closed at the end.  ``pace``: SimPace by default (on
+    the network ``SimPace(netpump.HOLD_MS)``), RealPace for a virtual hall."""
+    line = line_of(line)
+    if pace is None and not isinstance(line, FdLine):
+        from .vdev.netpump import HOLD_MS
+        pace = SimPace(HOLD_MS)
+    ms = int(silence_s * 1000)
+    try:
+        return pump(runner, line, pace, silence_ms=ms, connect_ms=ms, stop=stop,
+                    after_pass=after_pass)
+    finally:
+        line.close()
 
 
 def open_device_port(path):
@@ -117,20 +132,25 @@ def open_device_port(path):
 
 
 class DeviceThread(threading.Thread):
-    def __init__(self, runner, fd, silence_s=SILENCE_S, ack_wait_s=0.05):
-        super().__init__(daemon=True, name="virtual-device")
+    """One virtual clock in a thread (every virtual hall, the tests): the one
+    pump (:func:`run`) with ``result`` (its answer), ``error`` (what it
+    raised, for the caller to surface) and ``halt`` (set it to stop)."""
+
+    def __init__(self, runner, line, pace=None, silence_s=SILENCE_S, after_pass=None):
+        super().__init__(daemon=True, name="virtual-" + getattr(runner, "clock_name", "device"))
         self.runner = runner
-        self.fd = fd
+        self.line = line
+        self.pace = pace
         self.silence_s = silence_s
-        self.ack_wait_s = ack_wait_s
+        self.after_pass = after_pass
         self.result = None
         self.error = None
         self.halt = False
 
     def run(self):
         try:
-            self.result = pump(self.runner, self.fd, self.silence_s, self.ack_wait_s,
-                               stop=lambda: self.halt)
+            self.result = run(self.runner, self.line, self.pace, self.silence_s,
+                              stop=lambda: self.halt, after_pass=self.after_pass)
         except BaseException as exc:  # surfaced by the caller
             self.error = exc
 
@@ -143,9 +163,10 @@ def check_settings(mode, pairs):
 
 
 def simulate(actions, mode, values, out, clock="virtual-1", interpreter="cpython",
-             period=None, start_ticks=0, timeout_s=600.0, restore=False, heap_kib=None,
+             period=None, start_ticks=0, timeout_s=600.0, restore=None, heap_kib=None,
              romfs=None, figures=None, gc_policy="firmware"):
-    """Scenario -> virtual device -> pty -> real host logger -> ``out``."""
+    """Scenario -> virtual device -> pty -> real host logger -> ``out``;
+    ``restore``: the logger's restorer (``hallclock.model.restore_for``) or None."""
     if interpreter == "micropython-unix":
         return _simulate_unix(actions, mode, values, out, clock, period, start_ticks,
                               timeout_s, restore, heap_kib, romfs, figures, gc_policy)
@@ -178,11 +199,7 @@ def simulate(actions, mode, values, out, clock="virtual-1", interpreter="cpython
             raise LinkError(f"the simulation did not finish: {why}")
     finally:
         logger.close()
-        for fd in (master, slave):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        close_fds(master, slave)
         close = getattr(runner, "close", None)
         if close is not None:
             close()
@@ -219,9 +236,5 @@ def _simulate_unix(actions, mode, values, out, clock, period, start_ticks, timeo
     finally:
         device.stop()
         logger.close()
-        for fd in (master, slave):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        close_fds(master, slave)
     return logger.writer.count

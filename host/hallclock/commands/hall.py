@@ -48,7 +48,7 @@ def register(sub):
 
 
 def cmd_hall(args):
-    from ..relay import Relay, format_spread, run_hall
+    from ..relay import Relay, run_hall, summary
     from ..logger import Logger
     ports = [args.hall_unit_port] + args.port
     if len(set(ports)) != len(ports):
@@ -61,27 +61,15 @@ def cmd_hall(args):
         run_hall(logger, exit_on_end=args.exit_on_end, relay=relay)
     except KeyboardInterrupt:
         pass
-    _summary(relay, format_spread)
+    print(summary(relay))
     return 0
-
-
-def _summary(relay, format_spread):
-    print(f"relayed {relay.relayed} signal(s) to {len(relay.tables)} table(s), "
-          f"{relay.retries} resent")
-    n = 0
-    while True:
-        sp = relay.spread(n)
-        if sp is None:
-            break
-        print(f"start {n + 1}: " + format_spread(sp))
-        n += 1
 
 
 def cmd_hall_simulate(args):
     from hallclock_fw.settings import MODES
 
     from .. import scenario, virtual
-    from ..relay import check_table_count, format_spread, simulate_hall
+    from ..relay import check_table_count, simulate_hall, summary
     if args.mode not in MODES:
         raise BadInput(f"unknown mode {args.mode!r} (modes: {', '.join(MODES)})")
     if args.mode not in hall_modes():
@@ -119,7 +107,7 @@ def cmd_hall_simulate(args):
             raise BadInput("--broker goes with --transport mqtt")
         count, relay = simulate_hall(hall, tables, args.mode, values, args.out, speed=args.speed)
     print(f"{count} records from 1 hall unit and {n} table clocks written to {args.out}")
-    _summary(relay, format_spread)
+    print(summary(relay))
     return 0
 
 

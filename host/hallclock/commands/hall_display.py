@@ -48,7 +48,8 @@ def _broker_source(args):
         return None
     if args.log is not None:
         raise BadInput("give --log or --broker, not both")
-    from ..mqtthost import BrokerLogger, BrokerTail
+    from ..mqtthost import BrokerLogger
+    from ..projector import BrokerTail
     viewer = BrokerLogger(address, args.hall, args.credentials, None, user="viewer",
                           tls=args.tls_ca)
     viewer.open()

@@ -81,14 +81,14 @@ def cmd_log(args):
         if args.hall_unit is not None:
             return _log_hall_on_broker(args, address, clocks)
         logger = BrokerLogger(address, args.hall, args.credentials, args.out, clocks=clocks,
-                              restore=args.restore, tls=args.tls_ca)
+                              restore=_restorer(args), tls=args.tls_ca)
     elif args.hall_unit is not None:
         raise BadInput("--hall-unit goes with --broker (on serial ports: hallclock hall)")
     elif not args.port:
         raise BadInput("give --port PORT (a serial port) or --broker HOST:PORT "
                        "(the hall network)")
     else:
-        logger = Logger([resolve_port(p) for p in args.port], args.out, restore=args.restore,
+        logger = Logger([resolve_port(p) for p in args.port], args.out, restore=_restorer(args),
                         reset=args.reset)
     logger.open()
     run_live(logger, args.plain, args.exit_on_end)
@@ -114,8 +114,7 @@ def _log_hall_on_broker(args, address, clocks):
     hall network: the hall unit first, the tables after it."""
     from ..broker import check_name, clocks_of, load_credentials
     from ..mqtthost import BrokerLogger
-    from ..relay import Relay, format_spread, run_hall
-    from .hall import _summary
+    from ..relay import Relay, run_hall, summary
     check_name("clock name", args.hall_unit)
     names = clocks or clocks_of(load_credentials(args.credentials))
     if args.hall_unit not in names:
@@ -123,7 +122,7 @@ def _log_hall_on_broker(args, address, clocks):
                        f"({', '.join(names)})")
     order = [args.hall_unit] + [c for c in names if c != args.hall_unit]
     logger = BrokerLogger(address, args.hall, args.credentials, args.out, clocks=order,
-                          restore=args.restore, tls=args.tls_ca)
+                          restore=_restorer(args), tls=args.tls_ca)
     logger.open()
     relay = Relay(logger)
     print(f"logging hall {args.hall} on {args.broker}: {args.hall_unit}'s START and GONG "
@@ -132,8 +131,16 @@ def _log_hall_on_broker(args, address, clocks):
         run_hall(logger, exit_on_end=args.exit_on_end, relay=relay)
     except KeyboardInterrupt:
         pass
-    _summary(relay, format_spread)
+    print(summary(relay))
     print(f"hallclock log: {logger.stats()}", file=sys.stderr)
     from ..mqtthost import check_stored
     check_stored(logger)
     return 0
+
+
+def _restorer(args):
+    """``--restore``: what sends a rebooted clock its game back (the model's replay)."""
+    if not args.restore:
+        return None
+    from ..model import restore_for
+    return restore_for

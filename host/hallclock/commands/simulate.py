@@ -202,7 +202,7 @@ def cmd_device(args):
     runner = virtual.make_runner(args.mode, values, actions, clock=args.clock, sid=sid,
                                  start_ticks=args.start_ticks, period=args.loop)
     try:
-        ok = virtual.pump(runner, fd, silence_s=args.silence_s)
+        ok = virtual.run(runner, fd, silence_s=args.silence_s)
     finally:
         os.close(fd)
     if not ok:
@@ -216,7 +216,7 @@ def _device_on_broker(args, address, values, actions, sid):
     """``device --broker``: the firmware's own network link to the broker."""
     from .. import virtual
     from ..broker import load_credentials
-    from ..mqtthost import device_link, run_device
+    from ..mqtthost import device_link
     creds = load_credentials(args.credentials, args.clock)
     if args.interpreter == "micropython-unix":  # the same NetLink, on the unix port's sockets
         from ..mqtthost import run_unix_device
@@ -229,7 +229,7 @@ def _device_on_broker(args, address, values, actions, sid):
     runner = virtual.make_runner(args.mode, values, actions, clock=args.clock, sid=sid,
                                  start_ticks=args.start_ticks, period=args.loop)
     net = device_link(address, args.hall, args.clock, creds[args.clock], tls=args.tls_ca)
-    ok = run_device(runner, net, silence_s=args.silence_s)
+    ok = virtual.run(runner, net, silence_s=args.silence_s)
     if not ok:
         why = net.why or net.client.why
         raise HallclockError(f"no host contact for {args.silence_s:g} s on the broker "

@@ -49,6 +49,7 @@ import sys
 import tty
 from typing import Optional
 
+from ..transport import close_fds
 from . import DEFAULT_HEAP_BYTES, DEFAULT_PYSTACK_WORDS, ERRNO_FIX_CODE, _Node, MPVMError
 
 RAW_PASTE_WINDOW = 128
@@ -144,7 +145,7 @@ class VirtualBoard:
     # ------------------------------------------------------------- the clock
     def _install_clock(self) -> None:
         """The firmware (.mpy) and the virtual device's fakes onto the filesystem."""
-        from ..mpdevice import device_files
+        from .files import device_files
         from . import _pack_files
         files = device_files()
         files["lib/machine.py"] = MACHINE_PY
@@ -323,11 +324,7 @@ class VirtualBoard:
 
     def close(self) -> None:
         self._node.close()
-        for fd in (self.master, self.slave):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        close_fds(self.master, self.slave)
 
 
 def main(argv: Optional[list[str]] = None) -> int:

@@ -4,7 +4,8 @@ program (``start`` and ``loop``, with its GC policy) on a hardware object
 whose pins, outputs and displays are the fakes of ``fakes.py`` and whose link
 is a pty (or serial port) this process opens itself.
 
-Simulated time, as in ``hallclock.virtual.pump``: ``wait(due)`` moves the
+Simulated time, as the one pump's ``SimPace`` (``pump.py``) gives a Runner;
+here the firmware's own loop drives and calls ``wait(due)``, which moves the
 bytes between the firmware's UART buffer (the strict console of
 ``fakes.FakeUART``) and the line, then jumps simulated time to the next
 deadline, button edge, host byte or scenario action -- no faster than real
@@ -21,6 +22,7 @@ import time
 
 from hallclock_fw.hw import device
 
+from . import scenariofile
 from .fakes import PowerCut
 from .runner import CRASH_RESET_MS, Runner
 
@@ -343,7 +345,7 @@ class UnixHW(Runner):
         return got
 
     def wait(self, due):
-        """After a pass: move time on as ``hallclock.virtual.pump`` does for the
+        """After a pass: move time on as the pump's ``SimPace`` does for the
         Runner (pace, host bytes, the real-time wait after the end), then what
         is due at the new time.  Raises Done when the host has every event."""
         if self.account:
@@ -434,19 +436,6 @@ def open_line(path_or_fd):
     return f
 
 
-def load_scenario(path):
-    """(mode, settings, actions) from the JSON file the host tool wrote."""
-    import json
-    with open(path) as f:
-        s = json.load(f)
-    settings = {}
-    for key, value in s["settings"].items():  # JSON has lists where settings hold tuples
-        settings[key] = tuple(value) if isinstance(value, list) else value
-    actions = [(a[0], a[1], tuple(a[2]) if isinstance(a[2], list) else a[2])
-               for a in s["actions"]]
-    return s["mode"], settings, actions
-
-
 def _timed_collect(hw):
     """The firmware's idle collection, timed (the longest ``gc.collect()``)."""
     inner = device.idle_collect
@@ -471,7 +460,7 @@ def main(link, scenario, clock, sid, start_ticks=0, period=None,
     EXIT_SILENT or EXIT_MEMORY.  With ``account`` a line ``@@ {json}`` with the
     heap figures goes to stdout at the end."""
     try:
-        mode, settings, actions = load_scenario(scenario)
+        mode, settings, actions = scenariofile.load(scenario)
         gc.collect()
         hw = UnixHW(open_line(link), mode, settings, actions, clock, sid,
                     start_ticks=start_ticks, period=period, silence_ms=silence_ms,
