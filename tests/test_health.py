@@ -15,6 +15,7 @@ from conftest import ROOT, read_log, run_cli, strip_host
 from hallclock import health, mpunix, scenario, virtual
 from hallclock.vdev.fakes import FakeWDT
 from hallclock.vdev.runner import Runner
+from hallclock.model import restore_for
 from hallclock_fw import VERSION, protocol
 from hallclock_fw.core.timing import ticks_diff
 from hallclock_fw.events import EV_HEALTH
@@ -177,7 +178,7 @@ FAULTS = """\
 
 @pytest.mark.parametrize("interpreter", ["micropython-unix", "cpython"])
 def test_a_hung_pass_and_an_uncaught_error_restart_and_restore_the_game(tmp_path, interpreter):
-    recs, fig, _out = _simulate(tmp_path, FAULTS, interpreter, restore=True)
+    recs, fig, _out = _simulate(tmp_path, FAULTS, interpreter, restore=restore_for)
     sessions = []
     for r in recs:
         if r.get("session") not in sessions:

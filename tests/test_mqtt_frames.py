@@ -131,7 +131,7 @@ def test_forged_host_frames_with_the_logger_and_referee_passwords_change_nothing
     if seal is not None:  # sealed, but with a key that is not t1's
         wrong = seal.Mac(b"\x01" * 16)
         send(rogue, down("t1"), [seal.seal(wrong, b"D", protocol.ack("0000cafe", 60),
-                                           d.line.net.sid, 2 ** 45)])
+                                           d.line.sid, 2 ** 45)])
     rogue.stop()
     referee = client(hall, "referee")
     send(referee, ALL, [protocol.command(3), protocol.command(4)])
@@ -140,7 +140,7 @@ def test_forged_host_frames_with_the_logger_and_referee_passwords_change_nothing
     released.set()
     wait_for(lambda: passes[0] >= n + 50, 30, "t1 reading its socket")
     if seal is not None:
-        assert d.line.net.refused == 7
+        assert d.line.refused == 7
     log = tmp_path / "t1.jsonl"
     hall.wait_logger(hall.start_logger(log, clocks=["t1"]))
     assert clock_records(log, "t1") == reference(tmp_path, "t1", text)
@@ -165,14 +165,14 @@ def test_maintenance_from_the_network_never_stops_a_clock(hall, tmp_path):
     send(logger, down("t1"), [m])
     if seal is not None:
         key = seal.Mac(seal.key_bytes(hall.creds["t1"]["key"]))
-        send(logger, down("t1"), [seal.seal(key, b"D", m, d.line.net.sid, host_ms())])
+        send(logger, down("t1"), [seal.seal(key, b"D", m, d.line.sid, host_ms())])
     logger.stop()
     n = passes[0]
     released.set()
     wait_for(lambda: passes[0] >= n + 50 or not d.is_alive(), 30, "t1 reading its socket")
     assert not d.runner.app.link.maintenance
     if seal is not None:
-        assert d.line.net.refused == 5
+        assert d.line.refused == 5
     log = tmp_path / "t1.jsonl"
     hall.wait_logger(hall.start_logger(log, clocks=["t1"]))
     assert clock_records(log, "t1") == reference(tmp_path, "t1", text)
@@ -239,8 +239,8 @@ def test_a_huge_message_on_a_clocks_topic_never_costs_the_clock_its_game(hall, t
     rogue.stop()
     n = passes[0]
     released.set()
-    wait_for(lambda: passes[0] >= n + 50 or d.line.net.connects > 1, 30, "t1's passes after 200 KB")
-    assert d.line.net.connects == 1 and getattr(d.line.net.client, "skipped", 0) == 0
+    wait_for(lambda: passes[0] >= n + 50 or d.line.connects > 1, 30, "t1's passes after 200 KB")
+    assert d.line.connects == 1 and getattr(d.line.client, "skipped", 0) == 0
     log = tmp_path / "t1.jsonl"
     hall.wait_logger(hall.start_logger(log, clocks=["t1"]))
     assert clock_records(log, "t1") == reference(tmp_path, "t1", text)

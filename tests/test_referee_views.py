@@ -26,6 +26,7 @@ from conftest import run_cli
 
 from hallclock import figures, report, roundreport, words
 from hallclock_fw.settings import parse
+from hallclock.model import restore_for
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
 LOG = os.path.join(GOLDEN, "readme_round3.jsonl")
@@ -182,7 +183,7 @@ def table_game(draw):
 def check_agree(pairs, actions):
     from rich.console import Console
     from lockstep import Lockstep
-    run = Lockstep("scrabble", parse("scrabble", pairs), actions, restore=True, clock="table-1")
+    run = Lockstep("scrabble", parse("scrabble", pairs), actions, restore=restore_for, clock="table-1")
     for _ in run.changes():
         pass
     records = [dict(r, round=1) for r in run.records]

@@ -9,7 +9,7 @@ clock (``hallclock.model``, the firmware's code replaying the log) must show
 what the clock shows."""
 from hallclock.hostlink import HostLink
 from hallclock.logfile import LogWriter, read_records
-from hallclock.model import Clocks
+from hallclock.model import Clocks, restore_for
 from hallclock.vdev.runner import Runner, session_after
 from hallclock_fw.core.timing import ticks_diff
 from hallclock_fw.settings import parse
@@ -42,7 +42,7 @@ class Table:
         self.writer = LogWriter(self.path)
         self.held = []
         self.to_device = []
-        self.host = HostLink(self.writer, self.to_device.append, restore=True)
+        self.host = HostLink(self.writer, self.to_device.append, restore=restore_for)
         self.hold = start_after_reboot
         self.before = None  # the displays when the power went
 
