@@ -41,18 +41,18 @@ MODULES = [
     ("core/round", FW + "core/round.py", ["tests/core"]),
     ("protocol", FW + "protocol.py",
      ["tests/core/test_grammar_core.py", "tests/test_host_frames.py", "tests/test_link.py",
-      "tests/test_protocol_fuzz.py", "tests/test_mutate_bounds.py"]),
+      "tests/test_protocol_fuzz.py", "tests/test_boundaries.py"]),
     ("link", FW + "link.py",
      ["tests/core/test_grammar_core.py", "tests/test_link.py", "tests/test_protocol_fuzz.py",
-      "tests/test_mutate_bounds.py"]),
+      "tests/test_boundaries.py"]),
     ("settings", FW + "settings.py",
-     ["tests/test_settings.py", "tests/core", "tests/test_mutate_bounds.py"]),
-    ("names", FW + "names.py", ["tests/test_cli_fuzz.py", "tests/test_mutate_bounds.py"]),
+     ["tests/test_settings.py", "tests/core", "tests/test_boundaries.py"]),
+    ("names", FW + "names.py", ["tests/test_cli_fuzz.py", "tests/test_boundaries.py"]),
     ("logger", HOST + "logger.py",
-     ["tests/test_link.py", "tests/test_full_disk.py", "tests/test_mutate_bounds.py"]),
+     ["tests/test_link.py", "tests/test_full_disk.py", "tests/test_boundaries.py"]),
     ("hostlink", HOST + "hostlink.py",
      ["tests/test_link.py", "tests/test_host_frames.py", "tests/test_protocol_fuzz.py",
-      "tests/test_mutate_bounds.py"]),
+      "tests/test_boundaries.py"]),
     ("logfile", HOST + "logfile.py",
      ["tests/test_host_frames.py", "tests/test_outputs.py", "tests/test_model.py",
       "tests/test_link.py"]),
@@ -248,9 +248,8 @@ def main(argv=None):
     if only and os.path.exists(scores):  # a partial run keeps the other modules' rows
         with open(scores, encoding="utf-8") as f:
             results = {k: v for k, v in json.load(f).items() if k in names}
-    for name, module, tests in MODULES:
-        if only and name not in only:
-            continue
+    table = {m[0]: m for m in MODULES}
+    for name, module, tests in [table[n] for n in only] if only else MODULES:
         tests = [t for t in tests if os.path.exists(os.path.join(tree, t))]
         print(f"mutate: {name} against {' '.join(tests)}", flush=True)
         results[name] = run_module(name, module, tests, out, tree, env, excl,

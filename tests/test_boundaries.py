@@ -1,0 +1,271 @@
+"""The link's, the settings' and the command line's thresholds one step below,
+on, and one step above their exact value (docs/design.md, "Thresholds and
+the tests that pin them"): acks and resends (docs/protocol.md), the ring of
+unacknowledged events, the gap frame, setting and option ceilings."""
+import contextlib
+import io
+
+import pytest
+
+from hallclock import cli
+from hallclock.errors import BadInput
+from hallclock.hostlink import HostLink
+from hallclock.logfile import LogWriter, read_records
+from hallclock.relay import check_table_count
+from hallclock.vdev.fakes import FakeUART
+from hallclock_fw import link as link_mod, protocol
+from hallclock_fw.events import EV_TURN
+from hallclock_fw.link import RESEND_MS, DeviceLink
+from hallclock_fw.settings import SettingsError, parse
+
+SID = "0000abcd"
+SETTINGS = "move_s=120;warn_s=30,20,10;round_min=40;round_warn_min=10"
+
+
+def device(capacity=link_mod.CAPACITY, now=1000):
+    return DeviceLink(FakeUART(), SID, "table-1", "scrabble", SETTINGS, "t", now,
+                      capacity=capacity)
+
+
+def emit(dev, n):
+    for i in range(n):
+        dev.emit(i, EV_TURN, i & 1, i + 1, 120000, 0)
+
+
+def sent_seqs(dev):
+    """The seq of every E frame the device wrote since the last call."""
+    out = []
+    for line in dev.uart.take().split(b"\n"):
+        tokens = protocol.unframe(line) if line else None
+        if tokens and tokens[0] == "E":
+            out.append(int(tokens[2]))
+    return out
+
+
+def flush(dev, now):
+    """Passes of the loop at ``now`` until nothing more goes out (a pass sends
+    at most a burst of frames)."""
+    for _ in range(8):
+        dev.send(now)
+
+
+def host_says(dev, data, now):
+    dev.uart.feed(data)
+    dev.receive(now)
+
+
+# -- acks ------------------------------------------------------------------
+
+def test_an_ack_beyond_the_last_event_acknowledges_only_what_exists():
+    # docs/protocol.md: A <sid> <seq> acknowledges every event up to seq; the
+    # host cannot have stored an event the clock has not numbered yet
+    for extra in (0, 1, 50):
+        dev = device()
+        emit(dev, 5)
+        flush(dev, 1000)
+        sent_seqs(dev)
+        host_says(dev, protocol.ack(SID, 5 + extra), 1100)
+        assert dev.acked == 5 and dev.all_acked()
+        emit(dev, 3)  # events numbered after the ack are still owed to the host
+        assert not dev.all_acked()
+        flush(dev, 1200)
+        assert sent_seqs(dev) == [6, 7, 8]
+
+
+def test_an_ack_of_the_next_to_last_event_leaves_the_last_owed():
+    dev = device()
+    emit(dev, 5)
+    flush(dev, 1000)
+    assert sent_seqs(dev) == [1, 2, 3, 4, 5]
+    host_says(dev, protocol.ack(SID, 4), 1100)
+    assert dev.acked == 4 and not dev.all_acked()
+    dev.send(1100 + RESEND_MS - 1)
+    assert sent_seqs(dev) == []
+    dev.send(1100 + RESEND_MS)
+    assert sent_seqs(dev) == [5]
+
+
+def test_an_ack_restarts_the_resend_wait():
+    # the clock resends RESEND_MS after the host last acknowledged something
+    # new, not RESEND_MS after the first send: a host that keeps up sees no resend
+    dev = device()
+    emit(dev, 2)
+    dev.send(1000)
+    assert sent_seqs(dev) == [1, 2]
+    host_says(dev, protocol.ack(SID, 1), 1000 + RESEND_MS - 100)
+    dev.send(1000 + RESEND_MS)  # a full wait since the first send, not since the ack
+    assert sent_seqs(dev) == []
+    assert dev.next_deadline(1000 + RESEND_MS) == 1000 + 2 * RESEND_MS - 100
+    dev.send(1000 + 2 * RESEND_MS - 101)
+    assert sent_seqs(dev) == []
+    dev.send(1000 + 2 * RESEND_MS - 100)
+    assert sent_seqs(dev) == [2]
+
+
+def test_clean_traffic_for_ten_seconds_sends_every_event_once(tmp_path):
+    writer = LogWriter(str(tmp_path / "log.jsonl"))
+    replies = []
+    host = HostLink(writer, replies.append)
+    dev = device()
+    now = 1000
+    for i in range(100):  # an event every 100 ms, the host answering each pass
+        now += 100
+        emit(dev, 1)
+        dev.send(now)
+        host.feed(dev.uart.take())
+        for frame in replies:
+            dev.uart.feed(frame)
+        del replies[:]
+        dev.receive(now)
+    assert host.dups == 0  # nothing was sent twice
+    assert [r["seq"] for r in read_records(writer.path)] == list(range(1, 101))
+
+
+def test_a_resend_request_goes_back_exactly_to_the_asked_event():
+    dev = device()
+    emit(dev, 6)
+    flush(dev, 1000)
+    assert sent_seqs(dev) == [1, 2, 3, 4, 5, 6]
+    host_says(dev, protocol.ack(SID, 2), 1030)
+    host_says(dev, protocol.resend(SID, 4), 1040)
+    flush(dev, 1050)
+    assert sent_seqs(dev) == [4, 5, 6]
+    host_says(dev, protocol.resend(SID, 7), 1060)  # beyond the last: nothing to resend
+    dev.send(1070)
+    assert sent_seqs(dev) == []
+
+
+# -- the ring of unacknowledged events ------------------------------------
+
+def test_a_full_ring_loses_nothing_until_one_more_event():
+    cap = 8
+    dev = device(capacity=cap)
+    emit(dev, cap - 1)
+    assert dev.lost == 0 and dev.first == 1
+    emit(dev, 1)  # exactly full
+    assert dev.lost == 0 and dev.first == 1
+    emit(dev, 1)  # one more: the oldest, never stored, is overwritten
+    assert dev.lost == 1 and dev.first == 2
+    flush(dev, 1000)
+    assert sent_seqs(dev) == list(range(2, cap + 2))
+
+
+def test_a_full_ring_of_stored_events_loses_nothing():
+    cap = 8
+    dev = device(capacity=cap)
+    emit(dev, cap)
+    host_says(dev, protocol.ack(SID, 1), 1100)
+    emit(dev, 1)  # overwrites event 1, which the host has stored
+    assert dev.lost == 0 and dev.first == 2
+
+
+def test_the_gap_frame_is_recorded_once(tmp_path):
+    # docs/protocol.md: G <sid> <first> says events before first are gone; a
+    # repeated G (a resend) must not write a second, empty gap
+    writer = LogWriter(str(tmp_path / "log.jsonl"))
+    host = HostLink(writer, lambda frame: None)
+    host.feed(protocol.hello(SID, "table-1", "scrabble", "t"))
+    host.feed(protocol.event(SID, 1, 0, 0, 0, 0, 0, 0, "scrabble:" + SETTINGS))
+    host.feed(protocol.gap(SID, 2))  # nothing missing: the next is 2
+    host.feed(protocol.gap(SID, 5))
+    host.feed(protocol.gap(SID, 5))
+    host.feed(protocol.gap(SID, 4))
+    writer.flush()
+    gaps = [r for r in read_records(writer.path) if r["event"] == "gap"]
+    assert [g["missing"] for g in gaps] == [[2, 4]]
+
+
+# -- settings at their bounds (docs/rules.md: each setting's range) -------
+
+@pytest.mark.parametrize("mode, key, low, high", [
+    ("scrabble", "move_s", 1, 86400),
+    ("scrabble", "round_min", 1, 1440),
+    ("duplicate", "move_s", 1, 86400),
+    ("backgammon", "match", 1, 99),
+    ("backgammon", "per_point_s", 1, 3600),
+    ("backgammon", "delay_s", 0, 3600),
+    ("backgammon", "bank_s", 1, 86400),
+])
+def test_a_setting_on_its_bounds_is_taken_and_one_beyond_refused(mode, key, low, high):
+    extra = {"scrabble": ["warn_s=", "round_warn_min=0"], "duplicate": ["announce_s="],
+             "backgammon": ["per_point_s=1"] if key != "per_point_s" else []}[mode]
+    for v in (low, high):
+        assert parse(mode, extra + [f"{key}={v}"])[key] == v
+    for v in (low - 1, high + 1):
+        with pytest.raises(SettingsError, match=key):
+            parse(mode, extra + [f"{key}={v}"])
+
+
+@pytest.mark.parametrize("mode, key", [("scrabble", "warn_s"), ("duplicate", "announce_s")])
+def test_a_warning_must_lie_inside_the_limit(mode, key):
+    assert parse(mode, ["move_s=60", f"{key}=59,1"])[key] == (59, 1)
+    for bad in ("60", "0", "61", "-1"):
+        with pytest.raises(SettingsError, match=key):
+            parse(mode, ["move_s=60", f"{key}={bad}"])
+    with pytest.raises(SettingsError, match="twice"):
+        parse(mode, ["move_s=60", f"{key}=30,30"])
+
+
+def test_the_ten_minute_gong_must_come_before_the_end():
+    assert parse("scrabble", ["round_min=10", "round_warn_min=9"])["round_warn_min"] == 9
+    assert parse("scrabble", ["round_min=10", "round_warn_min=0"])["round_warn_min"] == 0
+    for bad in ("10", "11", "-1"):
+        with pytest.raises(SettingsError, match="round_warn_min"):
+            parse("scrabble", ["round_min=10", f"round_warn_min={bad}"])
+
+
+def test_a_score_must_leave_the_match_open():
+    assert parse("backgammon", ["match=7", "score=6-0"])["score"] == (6, 0)
+    assert parse("backgammon", ["match=7", "score=0-6"])["score"] == (0, 6)
+    for bad in ("7-0", "0-7", "-1-0"):
+        with pytest.raises(SettingsError):
+            parse("backgammon", ["match=7", f"score={bad}"])
+
+
+def test_the_bank_is_at_most_a_day():
+    # İSTAVDER 2.4: (match - trailing) x per_point_s; 24 h at most
+    assert parse("backgammon", ["match=24", "per_point_s=3600"])  # 24 h exactly
+    with pytest.raises(SettingsError, match="bank"):
+        parse("backgammon", ["match=25", "per_point_s=3600"])
+
+
+# -- command-line ceilings ------------------------------------------------
+
+def run(argv):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(argv)
+    return code, err.getvalue()
+
+
+def test_the_table_count_of_a_hall():
+    for n in (1, 64):
+        assert check_table_count(n) == n
+    for n in (0, 65):
+        with pytest.raises(BadInput, match="--tables"):
+            check_table_count(n)
+
+
+def test_the_table_count_of_virtual_clocks(tmp_path):
+    missing = str(tmp_path / "missing.txt")
+    for n in ("0", "65"):
+        code, err = run(["virtual-clocks", "--tables", n, "--script", missing,
+                         "--ports-file", str(tmp_path / "ports.txt")])
+        assert code == 2 and "--tables" in err, err
+    for n in ("1", "64"):  # taken: the next complaint is the missing script
+        code, err = run(["virtual-clocks", "--tables", n, "--script", missing,
+                         "--ports-file", str(tmp_path / "ports.txt")])
+        assert code == 2 and "--tables" not in err and "missing.txt" in err, err
+
+
+def test_the_device_silence_limit(tmp_path):
+    game = tmp_path / "game.txt"
+    game.write_text("0 press START\n1500 press B\n100000 end\n")
+    for s in ("0", "3600.001"):
+        code, err = run(["device", "--script", str(game), "--port", "/nonexistent",
+                         "--silence-s", s])
+        assert code == 2 and "--silence-s" in err, err
+    for s in ("0.001", "3600"):  # taken: the next complaint is the port
+        code, err = run(["device", "--script", str(game), "--port", "/nonexistent",
+                         "--silence-s", s])
+        assert code != 0 and "--silence-s" not in err and "/nonexistent" in err, err
