@@ -107,18 +107,38 @@ def test_command(tests):
                      "-p", "no:cacheprovider", "--timeout=120", *tests])
 
 
+def _cell(text):
+    return text.strip().strip("`").replace("\\|", "|")
+
+
 def known_equivalents():
-    """(module, operator, source line) rows of docs/mutants.md's table."""
+    """(module, operator, line before, line after) of every row of docs/mutants.md's
+    table: | module | operator | `line` | `mutated line` | why it is equivalent |"""
     rows = set()
     path = os.path.join(ROOT, "docs/mutants.md")
     if not os.path.exists(path):
         return rows
+    names = {m[0] for m in MODULES}
     with open(path, encoding="utf-8") as f:
         for line in f:
-            cells = [c.strip() for c in line.strip().strip("|").split("|")]
-            if len(cells) >= 4 and cells[1].startswith("`") and cells[0] in {m[0] for m in MODULES}:
-                rows.add((cells[0], cells[1].strip("`"), cells[2].strip("`").replace("\\|", "|")))
+            cells = line.strip().strip("|").split(" | ")
+            if len(cells) >= 5 and cells[0].strip() in names:
+                rows.add((cells[0].strip(), _cell(cells[1]), _cell(cells[2]), _cell(cells[3])))
     return rows
+
+
+def mutated_line(diff):
+    """The first added line of a mutant's diff, stripped."""
+    for line in diff.split("\n"):
+        if line.startswith("+") and not line.startswith("+++"):
+            return line[1:].strip()
+    return ""
+
+
+def row(name, s):
+    def code(text):
+        return "`" + text.replace("|", "\\|") + "`"
+    return f"| {name} | {s['operator']} | {code(s['source'])} | {code(s['mutated'])} | ... |"
 
 
 def source_line(tree, module, line):
@@ -172,13 +192,14 @@ def run_module(name, module, tests, out, tree, env, excl, factor):
             mut = item["mutations"][0]
             op = mut["operator_name"].split("/", 1)[1]
             src = source_line(tree, module, mut["start_pos"][0])
-            key = (name, op, src)
+            after = mutated_line(result.get("diff") or "")
+            key = (name, op, src, after)
             if key in equivalents:
                 counts["equivalent"] += 1
             else:
                 counts["survived"] += 1
                 survivors.append({"operator": op, "line": mut["start_pos"][0], "source": src,
-                                  "diff": result.get("diff") or ""})
+                                  "mutated": after, "diff": result.get("diff") or ""})
         elif outcome == "incompetent":
             counts["incompetent"] += 1
         elif (result.get("output") or "") == "timeout":
@@ -219,6 +240,9 @@ def write_report(out, results):
         for s in r["survivors"]:
             lines += [f"- {s['operator']} line {s['line']}: `{s['source']}`", "", "```diff",
                       s["diff"].rstrip(), "```", ""]
+        lines += ["A survivor that changes nothing observable goes into docs/mutants.md "
+                  "as a row like these (the why filled in):", "", "```"]
+        lines += [row(name, s) for s in r["survivors"]] + ["```"]
     with open(os.path.join(out, "report.md"), "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
 

@@ -6,7 +6,7 @@ and the tick wrap.  MicroPython-compatible: plain asserts, no pytest."""
 from hallclock_fw.core.duplicate import DuplicateTimer
 from hallclock_fw.core.scrabble import ScrabbleClock
 from hallclock_fw.core.timing import TICKS_MAX, earliest, ticks_add, ticks_diff
-from hallclock_fw.events import BTN_B, BTN_PAUSE, BTN_START
+from hallclock_fw.events import BTN_B, BTN_PAUSE, BTN_START, GONG_END, GONG_START, GONG_TEN
 from hallclock_fw.settings import parse
 
 from .harness import WRAP_START, Sim
@@ -233,3 +233,56 @@ def test_earliest_deadline_on_both_sides_of_the_wrap():
     assert earliest(now, a, b) == b and earliest(now, b, a) == b
     assert earliest(now, a, a) == a and earliest(now, None, a) == a
     assert earliest(now, b, None) == b and earliest(now, None, None) is None
+
+
+# -- the round's gongs (ČAS 4.1, 6.1: the ten-minute gong at START + 30 min,
+# the end gong at START + 40 min; a clock that joins late gives those still ahead)
+
+MIN = 60000
+
+
+_KIND = {GONG_START: "start", GONG_TEN: "ten", GONG_END: "end"}
+
+
+def _gongs(s):
+    return [(e[0], _KIND.get(e[2]["kind"], "manual")) for e in s.rec.of("gong")]
+
+
+def test_the_ten_minute_and_end_gongs_on_their_exact_ms():
+    s = Sim(ScrabbleClock, parse("scrabble", []), WRAP_START)
+    s.press(0, BTN_START)
+    s.run_to(30 * MIN - 1)
+    assert [g[1] for g in _gongs(s)] == ["start"]
+    s.run_to(30 * MIN)
+    assert _gongs(s)[1:] == [(30 * MIN, "ten")]
+    s.run_to(40 * MIN - 1)
+    assert len(_gongs(s)) == 2
+    s.run_to(40 * MIN)
+    assert _gongs(s)[2:] == [(40 * MIN, "end")]
+    assert s.core.round.step == 0  # 16.3: the play-out starts with the end gong
+
+
+def _joined(elapsed):
+    s = Sim(ScrabbleClock, parse("scrabble", []), 0)
+    assert s.core.round.join(s.t(0), 3, elapsed, 0)
+    s.run_to(41 * MIN)
+    return [(t, kind) for t, kind in _gongs(s)]
+
+
+def test_a_late_join_gives_only_the_gongs_still_ahead():
+    ten, end = 30 * MIN, 40 * MIN
+    assert _joined(ten - 1) == [(1, "ten"), (end - ten + 1, "end")]
+    assert _joined(ten) == [(end - ten, "end")]  # the ten-minute gong's ms: given
+    assert _joined(ten + 1) == [(end - ten - 1, "end")]
+    assert _joined(end - 1) == [(1, "end")]
+    assert _joined(end) == []  # the end gong's ms: given; the play-out counts from now
+    assert _joined(end + 1) == []
+
+
+def test_joined_on_the_end_gong_counts_the_play_out_from_then():
+    s = Sim(ScrabbleClock, parse("scrabble", []), 0)
+    assert s.core.round.join(s.t(0), 3, 40 * MIN, 0)
+    assert s.core.round.step == 0
+    s = Sim(ScrabbleClock, parse("scrabble", []), 0)
+    assert s.core.round.join(s.t(0), 3, 40 * MIN - 1, 0)
+    assert s.core.round.step < 0
