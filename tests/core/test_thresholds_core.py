@@ -286,3 +286,16 @@ def test_joined_on_the_end_gong_counts_the_play_out_from_then():
     s = Sim(ScrabbleClock, parse("scrabble", []), 0)
     assert s.core.round.join(s.t(0), 3, 40 * MIN - 1, 0)
     assert s.core.round.step < 0
+
+
+def test_long_warnings_and_announcements_tell_whole_seconds():
+    # 16.8, II.3: the time told is the setting in whole seconds, however long
+    s = Sim(ScrabbleClock, parse("scrabble", ["move_s=3000", "warn_s=1000,999"]), 0)
+    s.press(0, BTN_START)
+    s.press(0, BTN_B)
+    s.run_to(2001000)
+    assert _warns(s) == [(2000000, 1000), (2001000, 999)]
+    d = Sim(DuplicateTimer, parse("duplicate", ["move_s=3000", "announce_s=1000,999"]), 0)
+    d.press(0, BTN_START)
+    d.run_to(2001000)
+    assert _anns(d) == [(2000000, 1000), (2001000, 999)]
