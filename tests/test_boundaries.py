@@ -16,7 +16,7 @@ from hallclock.vdev.fakes import FakeUART
 from hallclock_fw import link as link_mod, protocol
 from hallclock_fw.events import EV_TURN
 from hallclock_fw.link import RESEND_MS, DeviceLink
-from hallclock_fw.settings import SettingsError, parse
+from hallclock_fw.settings import SettingsError, bank_ms, parse, validate
 
 SID = "0000abcd"
 SETTINGS = "move_s=120;warn_s=30,20,10;round_min=40;round_warn_min=10"
@@ -218,14 +218,29 @@ def test_a_score_must_leave_the_match_open():
     assert parse("backgammon", ["match=7", "score=6-0"])["score"] == (6, 0)
     assert parse("backgammon", ["match=7", "score=0-6"])["score"] == (0, 6)
     for bad in ("7-0", "0-7", "-1-0"):
-        with pytest.raises(SettingsError):
+        with pytest.raises(SettingsError, match="score"):
             parse("backgammon", ["match=7", f"score={bad}"])
+    with pytest.raises(SettingsError, match="each score must be 0 to 6"):
+        parse("backgammon", ["match=7", "score=7-0"])
+    for score in ((-1, 0), (0, -1)):  # values from elsewhere than the text form
+        values = parse("backgammon", ["match=7"])
+        values["score"] = score
+        with pytest.raises(SettingsError, match="score"):
+            validate("backgammon", values)
+
+
+def test_the_bank_from_the_points_the_trailing_player_needs():
+    # İSTAVDER 2.4: (match - the trailing player's points) x per_point_s
+    assert bank_ms(parse("backgammon", ["match=7", "score=2-5"])) == 5 * 150 * 1000
+    assert bank_ms(parse("backgammon", ["match=7", "score=5-2"])) == 5 * 150 * 1000
+    assert bank_ms(parse("backgammon", ["match=7", "score=3-3"])) == 4 * 150 * 1000
+    assert bank_ms(parse("backgammon", ["bank_s=600", "score=3-3"])) == 600000
 
 
 def test_the_bank_is_at_most_a_day():
     # İSTAVDER 2.4: (match - trailing) x per_point_s; 24 h at most
     assert parse("backgammon", ["match=24", "per_point_s=3600"])  # 24 h exactly
-    with pytest.raises(SettingsError, match="bank"):
+    with pytest.raises(SettingsError, match="bank would be 90000 s; at most 86400 s"):
         parse("backgammon", ["match=25", "per_point_s=3600"])
 
 
