@@ -202,6 +202,8 @@ def test_a_warning_must_lie_inside_the_limit(mode, key):
     for bad in ("60", "0", "61", "-1"):
         with pytest.raises(SettingsError, match=key):
             parse(mode, ["move_s=60", f"{key}={bad}"])
+    with pytest.raises(SettingsError, match=f"{key}: 60 is not between 1 and move_s-1 \\(59\\)"):
+        parse(mode, ["move_s=60", f"{key}=60"])
     with pytest.raises(SettingsError, match="twice"):
         parse(mode, ["move_s=60", f"{key}=30,30"])
 
