@@ -137,7 +137,7 @@ def mutated_line(diff):
 def row(name, s):
     def code(text):
         return "`" + text.replace("|", "\\|") + "`"
-    return f"| {name} | {s['operator']} | {code(s['source'])} | {code(s['mutated'])} | ... |"
+    return f"| {name} | {s['operator']} | {code(s['source'])} | {code(s.get('mutated', ''))} | ... |"
 
 
 def source_line(tree, module, line):
