@@ -16,7 +16,8 @@ from hallclock.vdev.fakes import FakeUART
 from hallclock_fw import link as link_mod, protocol
 from hallclock_fw.events import EV_TURN
 from hallclock_fw.link import RESEND_MS, DeviceLink
-from hallclock_fw.settings import SettingsError, bank_ms, parse, validate
+from hallclock_fw.settings import (
+    SettingsError, bank_ms, format_text, parse, parse_text, validate)
 
 SID = "0000abcd"
 SETTINGS = "move_s=120;warn_s=30,20,10;round_min=40;round_warn_min=10"
@@ -286,3 +287,24 @@ def test_the_device_silence_limit(tmp_path):
         code, err = run(["device", "--script", str(game), "--port", "/nonexistent",
                          "--silence-s", s])
         assert code != 0 and "--silence-s" not in err and "/nonexistent" in err, err
+
+
+def test_a_bank_just_over_a_day_is_refused():
+    # 98 points x 882 s = 86 436 s: 36 s over the 24 h a bank may hold
+    with pytest.raises(SettingsError, match="bank would be 86436 s"):
+        parse("backgammon", ["match=98", "per_point_s=882"])
+
+
+def test_the_text_form_of_every_kind_of_value():
+    values = parse("backgammon", ["match=9", "score=3-5", "delay=fischer"])
+    text = format_text("backgammon", values)
+    assert "score=3-5" in text.split(";") and "delay=fischer" in text.split(";")
+    assert parse_text("backgammon", text) == values
+
+
+def test_a_bad_pair_is_named_with_the_settings_there_are():
+    with pytest.raises(SettingsError, match="move_s: '1=2' is not a whole number"):
+        parse("scrabble", ["move_s=1=2"])
+    with pytest.raises(SettingsError,
+                       match="settings: move_s, warn_s, round_min, round_warn_min"):
+        parse("scrabble", ["limit=3"])
