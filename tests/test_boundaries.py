@@ -308,3 +308,56 @@ def test_a_bad_pair_is_named_with_the_settings_there_are():
     with pytest.raises(SettingsError,
                        match="settings: move_s, warn_s, round_min, round_warn_min"):
         parse("scrabble", ["limit=3"])
+
+
+def test_a_resend_from_the_oldest_held_event_needs_no_gap_frame():
+    # docs/protocol.md: G goes out only when the host asks for events the
+    # clock no longer holds
+    def frames(dev):
+        return [protocol.unframe(ln)[0] for ln in dev.uart.take().split(b"\n") if ln]
+    cap = 8
+    for asked, gap in ((3, False), (2, False), (1, True)):
+        dev = device(capacity=cap)
+        emit(dev, cap + 1)  # event 1 is gone: the oldest held is 2
+        flush(dev, 1000)
+        dev.uart.take()
+        host_says(dev, protocol.resend(SID, asked), 1100)
+        flush(dev, 1100)
+        sent = frames(dev)
+        assert ("G" in sent) == gap, (asked, sent)
+        assert sent.count("E") == cap + 1 - max(asked, 2) + 1
+
+
+def test_an_ack_overtaking_a_resend_skips_nothing_and_repeats_nothing():
+    dev = device()
+    emit(dev, 6)
+    flush(dev, 1000)
+    assert sent_seqs(dev) == [1, 2, 3, 4, 5, 6]
+    dev.send(1000 + RESEND_MS)  # no ack for a while: back to the first (hello + 3 events)
+    assert sent_seqs(dev) == [1, 2, 3]
+    host_says(dev, protocol.ack(SID, 5), 1000 + RESEND_MS + 10)  # the host had 1..5
+    flush(dev, 1000 + RESEND_MS + 20)
+    assert sent_seqs(dev) == [6]
+
+
+def test_overwriting_stored_events_keeps_their_acknowledgement():
+    cap = 8
+    dev = device(capacity=cap)
+    emit(dev, cap)
+    flush(dev, 1000)
+    sent_seqs(dev)
+    host_says(dev, protocol.ack(SID, cap), 1100)
+    emit(dev, 2)  # events 1 and 2 overwritten, both stored
+    assert dev.acked == cap and dev.lost == 0
+    flush(dev, 1200)
+    assert sent_seqs(dev) == [cap + 1, cap + 2]
+
+
+def test_a_button_code_outside_the_buttons_is_line_noise():
+    # C <button> <long>: the buttons are 0..4 (A, B, PAUSE, START, GONG)
+    for code, taken in ((-1, False), (0, True), (4, True), (5, False)):
+        dev = device()
+        body = ("C %d 0" % code).encode()
+        host_says(dev, protocol.frame(body), 1000)
+        assert (dev.next_command() is not None) == taken, code
+        assert dev.bad == (0 if taken else 1)
