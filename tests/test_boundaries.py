@@ -14,8 +14,8 @@ from hallclock.logfile import LogWriter, read_records
 from hallclock.relay import check_table_count
 from hallclock.vdev.fakes import FakeUART
 from hallclock_fw import link as link_mod, protocol
-from hallclock_fw.events import EV_TURN
-from hallclock_fw.link import RESEND_MS, DeviceLink
+from hallclock_fw.events import EV_SETTINGS, EV_TURN, LONG
+from hallclock_fw.link import BURST_GAP_MS, HELLO_MS, RESEND_MS, DeviceLink
 from hallclock_fw.settings import (
     SettingsError, bank_ms, format_text, parse, parse_text, validate)
 
@@ -51,8 +51,11 @@ def flush(dev, now):
 
 
 def host_says(dev, data, now):
+    """The host's bytes reach the device; its passes read them all (a pass
+    reads one chunk)."""
     dev.uart.feed(data)
-    dev.receive(now)
+    while dev.uart.any():
+        dev.receive(now)
 
 
 # -- acks ------------------------------------------------------------------
@@ -361,3 +364,149 @@ def test_a_button_code_outside_the_buttons_is_line_noise():
         host_says(dev, protocol.frame(body), 1000)
         assert (dev.next_command() is not None) == taken, code
         assert dev.bad == (0 if taken else 1)
+
+
+# -- the device's frames, its wake-ups and its budget (docs/protocol.md) ------
+
+def kinds(dev):
+    return [protocol.unframe(ln)[0] for ln in dev.uart.take().split(b"\n") if ln]
+
+
+def test_an_event_frame_carries_all_four_values_and_the_settings_text():
+    dev = device()
+    dev.emit(7, EV_TURN, 1, 2, 3, 4)
+    dev.emit(8, EV_SETTINGS, 0, 0, 0, 0)
+    flush(dev, 1000)
+    frames = [protocol.unframe(ln) for ln in dev.uart.take().split(b"\n") if ln]
+    events = [f for f in frames if f[0] == "E"]
+    assert events[0][2:9] == ["1", "7", str(EV_TURN), "1", "2", "3", "4"]
+    assert events[1][9] == "scrabble:" + SETTINGS
+
+
+def test_the_link_wakes_the_loop_only_for_what_it_owes():
+    dev = device(now=1000)
+    assert dev.next_deadline(1000) == 1000 + BURST_GAP_MS  # the first hello is owed
+    flush(dev, 1000)
+    assert kinds(dev) == ["H"] and dev.next_deadline(1010) is None  # nothing owed
+    emit(dev, 1)
+    assert dev.next_deadline(1020) == 1020 + BURST_GAP_MS
+    flush(dev, 1020)
+    assert kinds(dev) == ["E"]
+    assert dev.next_deadline(1030) == 1000 + RESEND_MS  # unacknowledged: the resend
+    host_says(dev, protocol.ack(SID, 1), 1040)
+    assert dev.next_deadline(1050) is None
+    host_says(dev, protocol.who(), 1060)  # W: a hello is owed
+    assert dev.next_deadline(1070) == 1070 + BURST_GAP_MS
+    flush(dev, 1070)
+    assert kinds(dev) == ["H"]
+    cap = 4
+    dev = device(capacity=cap)
+    emit(dev, cap + 2)
+    flush(dev, 1000)
+    dev.uart.take()
+    host_says(dev, protocol.ack(SID, cap + 2), 1010)
+    host_says(dev, protocol.resend(SID, 1), 1020)  # gone: a gap frame is owed
+    assert dev.next_deadline(1030) == 1030 + BURST_GAP_MS
+    dev.send(1030)
+    assert "G" in kinds(dev)
+
+
+def test_nothing_goes_out_once_everything_is_acknowledged():
+    dev = device()
+    emit(dev, 2)
+    flush(dev, 1000)
+    host_says(dev, protocol.ack(SID, 2), 1000)
+    dev.uart.take()
+    for t in (1000 + RESEND_MS, 1000 + HELLO_MS, 1000 + 3 * HELLO_MS):
+        dev.send(t)
+    assert kinds(dev) == []
+
+
+def test_a_silent_host_is_greeted_again_at_the_first_resend():
+    # until the host has answered anything, each resend starts with a hello
+    dev = device()
+    emit(dev, 1)
+    flush(dev, 1000)
+    assert kinds(dev) == ["H", "E"]
+    dev.send(1000 + RESEND_MS)
+    assert kinds(dev) == ["H", "E"]
+
+
+def test_a_host_that_answered_is_greeted_again_after_hello_ms():
+    for last, hello in ((5999, False), (6000, True)):
+        dev = device()
+        emit(dev, 1)
+        flush(dev, 1000)  # the hello at 1000
+        host_says(dev, protocol.ack(SID, 0), 1000)  # the host is there
+        emit(dev, 1)
+        dev.uart.take()
+        for t in (2500, 4000 + (last - 5500), last):  # resends, the last at `last`
+            dev.send(t)
+        sent = kinds(dev)
+        assert ("H" in sent) == hello, (last, sent)
+        assert dev.next_deadline(last + 1) == last + RESEND_MS
+
+
+def test_a_burst_is_four_frames_whatever_they_are():
+    cap = 8
+    dev = device(capacity=cap)
+    emit(dev, cap + 2)  # 1 and 2 gone
+    dev.send(1000)
+    assert kinds(dev) == ["H", "E", "E", "E"]
+    host_says(dev, protocol.resend(SID, 1), 1010)
+    dev.send(1010)
+    assert kinds(dev) == ["G", "E", "E", "E"]
+
+
+def test_an_ack_of_the_event_about_to_be_sent_moves_past_it():
+    dev = device()
+    emit(dev, 6)
+    flush(dev, 1000)
+    dev.uart.take()
+    dev.send(1000 + RESEND_MS)  # back to the first: hello, 1, 2, 3
+    assert sent_seqs(dev) == [1, 2, 3]
+    host_says(dev, protocol.ack(SID, 4), 1000 + RESEND_MS + 10)
+    flush(dev, 1000 + RESEND_MS + 20)
+    assert sent_seqs(dev) == [5, 6]
+
+
+def test_overwriting_an_event_after_the_acknowledged_one_keeps_the_ack():
+    cap = 8
+    dev = device(capacity=cap)
+    emit(dev, cap)
+    host_says(dev, protocol.ack(SID, 2), 1000)
+    emit(dev, 1)  # overwrites event 1 (stored): the oldest held is 2, acked
+    assert dev.acked == 2 and dev.first == 2 and dev.lost == 0
+    dev = device(capacity=cap)
+    emit(dev, cap + 1)  # nothing stored: event 1 lost
+    assert dev.acked == 1 and dev.lost == 1
+
+
+def test_the_command_queue_holds_sixteen_and_counts_the_rest():
+    dev = device()
+    for i in range(17):
+        host_says(dev, protocol.command(i % 5, long=(i == 3)), 1000)
+    cmds = []
+    while True:
+        c = dev.next_command()
+        if c is None:
+            break
+        cmds.append(c)
+    assert cmds == [(i % 5) | (LONG if i == 3 else 0) for i in range(16)]
+    assert dev.bad == 1
+
+
+def test_an_overlong_line_is_dropped_and_counted_once():
+    dev = device()
+    host_says(dev, b"x" * (protocol.MAX_LINE + 10) + b"\n", 1000)
+    host_says(dev, protocol.command(2), 1000)
+    assert dev.bad == 1 and dev.next_command() == 2
+
+
+def test_only_the_m_frame_asks_for_the_console():
+    dev = device()
+    for frame in (protocol.who(), protocol.command(1), protocol.lost()):
+        host_says(dev, frame, 1000)
+    assert not dev.maintenance
+    host_says(dev, protocol.maintenance(), 1000)
+    assert dev.maintenance
