@@ -146,11 +146,23 @@ def source_line(tree, module, line):
     return lines[line - 1].strip() if 0 < line <= len(lines) else ""
 
 
-def run_module(name, module, tests, out, tree, env, excl, factor):
+def _retest_survivors(session):
+    """Forget the survivors' results: the next exec runs only them again (the
+    module must be as it was when the session began)."""
+    import sqlite3
+    db = sqlite3.connect(session)
+    with db:
+        db.execute("DELETE FROM work_results WHERE test_outcome = 'SURVIVED'")
+    db.close()
+
+
+def run_module(name, module, tests, out, tree, env, excl, factor, survivors_only=False):
     tag = name.replace("/", "_")
     cfg = os.path.join(out, tag + ".toml")
     session = os.path.join(out, tag + ".sqlite")
-    if os.path.exists(session):
+    if survivors_only and not os.path.exists(session):
+        survivors_only = False
+    if os.path.exists(session) and not survivors_only:
         os.remove(session)
     started = time.monotonic()
     base = subprocess.run(test_command(tests).split(), cwd=tree, env=env,
@@ -170,9 +182,12 @@ def run_module(name, module, tests, out, tree, env, excl, factor):
         f.write("[cosmic-ray.filters.operators-filter]\n")
         f.write(f"exclude-operators = {json.dumps(excl)}\n")
     cr = os.path.join(BIN, "cosmic-ray")
-    subprocess.run([cr, "init", cfg, session], cwd=tree, env=env, check=True)
-    subprocess.run([os.path.join(BIN, "cr-filter-operators"), session, cfg], cwd=tree, env=env,
-                   check=True)
+    if survivors_only:
+        _retest_survivors(session)
+    else:
+        subprocess.run([cr, "init", cfg, session], cwd=tree, env=env, check=True)
+        subprocess.run([os.path.join(BIN, "cr-filter-operators"), session, cfg], cwd=tree,
+                       env=env, check=True)
     subprocess.run([cr, "exec", cfg, session], cwd=tree, env=env, check=True)
     run_s = time.monotonic() - started
     dump = subprocess.run([cr, "dump", session], cwd=tree, env=env, capture_output=True,
@@ -209,6 +224,7 @@ def run_module(name, module, tests, out, tree, env, excl, factor):
     caught = counts["killed"] + counts["timeout"] + counts["incompetent"]
     counts["score"] = round(100.0 * caught / scored, 1) if scored else 100.0
     counts.update({"module": module, "tests": tests, "baseline_s": round(baseline_s, 1),
+                   "survivors_only": survivors_only,
                    "timeout_s": round(timeout), "run_s": round(run_s), "survivors": survivors})
     return counts
 
@@ -225,7 +241,7 @@ def write_report(out, results):
             continue
         lines.append(f"| {name} | {r['mutants']} | {r['killed'] + r['incompetent']} | "
                      f"{r['timeout']} | {r['equivalent']} | {r['survived']} | {r['score']} | "
-                     f"{r['run_s']} |")
+                     f"{r['run_s']}{' (survivors only)' if r.get('survivors_only') else ''} |")
     lines.append("")
     lines.append("Score: (killed + timeout) / (mutants - equivalent); equivalent = listed in "
                  "docs/mutants.md.")
@@ -252,6 +268,9 @@ def main(argv=None):
     ap.add_argument("--out", default=os.path.join(ROOT, "build/mutate"))
     ap.add_argument("--timeout-factor", type=float, default=4.0,
                     help="per-mutant timeout = this times the baseline run (at least 30 s)")
+    ap.add_argument("--survivors", action="store_true",
+                    help="run only the last session's survivors again, against the tests as "
+                         "they are now (the module itself unchanged since that session)")
     args = ap.parse_args(argv)
     names = [m[0] for m in MODULES]
     only = [n for n in args.only.split(",") if n]
@@ -276,7 +295,7 @@ def main(argv=None):
         tests = [t for t in tests if os.path.exists(os.path.join(tree, t))]
         print(f"mutate: {name} against {' '.join(tests)}", flush=True)
         results[name] = run_module(name, module, tests, out, tree, env, excl,
-                                   args.timeout_factor)
+                                   args.timeout_factor, args.survivors)
         r = results[name]
         print(f"mutate: {name}: " + (r["error"].split("\n")[0] if "error" in r else
               f"{r['mutants']} mutants, {r['survived']} survived, score {r['score']} %, "
