@@ -379,7 +379,7 @@ def test_an_event_frame_carries_all_four_values_and_the_settings_text():
     flush(dev, 1000)
     frames = [protocol.unframe(ln) for ln in dev.uart.take().split(b"\n") if ln]
     events = [f for f in frames if f[0] == "E"]
-    assert events[0][2:9] == ["1", "7", str(EV_TURN), "1", "2", "3", "4"]
+    assert events[0][2:] == ["1", "7", str(EV_TURN), "1", "2", "3", "4"]  # no text
     assert events[1][9] == "scrabble:" + SETTINGS
 
 
@@ -409,6 +409,8 @@ def test_the_link_wakes_the_loop_only_for_what_it_owes():
     assert dev.next_deadline(1030) == 1030 + BURST_GAP_MS
     dev.send(1030)
     assert "G" in kinds(dev)
+    dev.send(1040)
+    assert "G" not in kinds(dev)  # one gap frame per request
 
 
 def test_nothing_goes_out_once_everything_is_acknowledged():
@@ -510,3 +512,89 @@ def test_only_the_m_frame_asks_for_the_console():
     assert not dev.maintenance
     host_says(dev, protocol.maintenance(), 1000)
     assert dev.maintenance
+
+
+def test_the_link_keeps_the_protocol_timings():
+    # docs/protocol.md: a burst gap of 20 ms, a resend 1.5 s after the last
+    # progress, a hello every 5 s to a host that stays silent, 512 events kept
+    dev = device(now=0)
+    assert dev.next_deadline(0) == 20
+    emit(dev, 1)
+    flush(dev, 0)
+    assert kinds(dev) == ["H", "E"]
+    assert dev.next_deadline(1) == 1500
+    dev.send(1499)
+    assert kinds(dev) == []
+    dev.send(1500)
+    assert kinds(dev) == ["H", "E"]
+    dev = device()
+    emit(dev, 512)
+    assert dev.lost == 0
+    emit(dev, 1)
+    assert dev.lost == 1
+
+
+def test_a_repeated_ack_is_no_progress():
+    dev = device()
+    emit(dev, 2)
+    flush(dev, 1000)
+    host_says(dev, protocol.ack(SID, 1), 1000)
+    host_says(dev, protocol.ack(SID, 1), 1000 + RESEND_MS - 10)  # nothing new
+    assert dev.next_deadline(1000 + RESEND_MS - 5) == 1000 + RESEND_MS
+
+
+def test_a_resend_request_for_the_last_event_resends_it():
+    dev = device()
+    emit(dev, 3)
+    flush(dev, 1000)
+    sent_seqs(dev)
+    host_says(dev, protocol.resend(SID, 3), 1010)
+    flush(dev, 1010)
+    assert sent_seqs(dev) == [3]
+
+
+def test_who_resends_at_once():
+    # W: the host wants to know who we are; unacknowledged events follow at once
+    dev = device()
+    emit(dev, 2)
+    flush(dev, 1000)
+    dev.uart.take()
+    host_says(dev, protocol.who(), 1100)
+    flush(dev, 1100)
+    assert kinds(dev) == ["H", "E", "E"]
+
+
+def test_a_frame_for_an_earlier_session_gets_a_hello():
+    dev = device()
+    emit(dev, 1)
+    flush(dev, 1000)
+    dev.uart.take()
+    host_says(dev, protocol.ack("0000ffff", 1), 1010)  # the host talks to an old session
+    assert dev.acked == 0
+    dev.send(1020)
+    assert kinds(dev) == ["H"]
+
+
+def test_empty_lines_are_not_noise_and_echoed_device_frames_are():
+    dev = device()
+    host_says(dev, b"\n\n\r\n", 1000)
+    assert dev.bad == 1  # the lone CR is a line, and not a frame
+    dev = device()
+    host_says(dev, b"\n\n", 1000)
+    assert dev.bad == 0
+    host_says(dev, protocol.hello(SID, "table-1", "scrabble", "t"), 1000)  # echoed back
+    assert dev.bad == 1
+
+
+def test_a_line_cut_at_the_longest_frame_is_dropped_whole():
+    # a line longer than MAX_LINE is dropped, even if its first MAX_LINE
+    # bytes would make a frame
+    body = "S scrabble "
+    body += "x" * (protocol.MAX_LINE - 9 - len(body) - 2) + " 1"
+    frame = protocol.frame(body.encode())[:-1]
+    assert len(frame) == protocol.MAX_LINE and protocol.unframe(frame) is not None
+    dev = device()
+    host_says(dev, frame + b"junk\n", 1000)
+    assert dev.next_command() is None and dev.bad == 1
+    host_says(dev, frame + b"\n", 1000)  # exactly MAX_LINE: taken
+    assert dev.next_command() is not None
