@@ -146,13 +146,28 @@ def source_line(tree, module, line):
     return lines[line - 1].strip() if 0 < line <= len(lines) else ""
 
 
-def _retest_survivors(session):
-    """Forget the survivors' results: the next exec runs only them again (the
-    module must be as it was when the session began)."""
+def _retest_survivors(name, module, session, tree, env):
+    """Forget the results of the survivors docs/mutants.md does not explain:
+    the next exec runs only them again (the module must be as it was when the
+    session began)."""
     import sqlite3
+    dump = subprocess.run([os.path.join(BIN, "cosmic-ray"), "dump", session], cwd=tree, env=env,
+                          capture_output=True, text=True, check=True).stdout
+    equivalents = known_equivalents()
+    again = []
+    for line in dump.splitlines():
+        item, result = json.loads(line)
+        if not result or result.get("test_outcome") != "survived":
+            continue
+        mut = item["mutations"][0]
+        key = (name, mut["operator_name"].split("/", 1)[1],
+               source_line(tree, module, mut["start_pos"][0]),
+               mutated_line(result.get("diff") or ""))
+        if key not in equivalents:
+            again.append(item["job_id"])
     db = sqlite3.connect(session)
     with db:
-        db.execute("DELETE FROM work_results WHERE test_outcome = 'SURVIVED'")
+        db.executemany("DELETE FROM work_results WHERE job_id = ?", [(j,) for j in again])
     db.close()
 
 
@@ -183,7 +198,7 @@ def run_module(name, module, tests, out, tree, env, excl, factor, survivors_only
         f.write(f"exclude-operators = {json.dumps(excl)}\n")
     cr = os.path.join(BIN, "cosmic-ray")
     if survivors_only:
-        _retest_survivors(session)
+        _retest_survivors(name, module, session, tree, env)
     else:
         subprocess.run([cr, "init", cfg, session], cwd=tree, env=env, check=True)
         subprocess.run([os.path.join(BIN, "cr-filter-operators"), session, cfg], cwd=tree,

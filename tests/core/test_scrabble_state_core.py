@@ -126,6 +126,7 @@ def test_a_restore_of_the_round_alone_before_the_first_move():
     assert s.core.fresh()
     assert not s.core.restore((-1, 0, LIMIT, 0, 4, 0, -1, 0), s.t(0))  # no such move
     assert not s.core.restore((2, -1, LIMIT, 0, 4, 0, -1, 0), s.t(0))  # a move needs its player
+    assert not s.core.restore((1, 2, LIMIT, 0, 4, 0, -1, 0), s.t(0))  # A or B, even in move 1
     assert s.core.restore((2, 0, LIMIT, 0, 4, -1, -1, 0), s.t(0))  # a move, no round
     assert not s.core.round.started
 
@@ -136,3 +137,14 @@ def test_a_restore_before_the_first_warning_keeps_every_warning():
     s.run_to(35000)
     assert [(e[0], e[2]["left_s"]) for e in s.rec.of("warn")] == [
         (5000, 30), (15000, 20), (25000, 10)]
+
+
+def test_the_next_deadline_is_the_sooner_even_by_one_ms():
+    # the move's 30 s warning 1 ms before the round's end gong: the loop is
+    # woken for the warning first (the core tells its next deadline)
+    s = _sim()
+    left, elapsed = 40000, 40 * MIN - 10001  # warning at +10 000, end gong at +10 001
+    assert s.core.restore((5, 0, left, 0, 1, elapsed, -1, 0), s.t(0))
+    assert s.core.next_deadline(s.t(0)) == s.t(10000)
+    s.run_to(10000)
+    assert s.core.next_deadline(s.t(10000)) == s.t(10001)
