@@ -44,3 +44,18 @@ def test_a_restore_is_taken_once_and_the_hall_game_never_ends():
     assert not s.core.restore((7, 90000, 0), s.t(10))
     assert s.core.move == 3 and s.core.left_ms(s.t(10)) == 49990
     assert not _sim().core.restore((0, 50000, 0), 0)  # no move had started
+
+
+def test_a_countdown_that_started_is_no_fresh_timer():
+    s = _sim()
+    s.press(0, BTN_START)
+    assert not s.core.fresh()
+    assert not s.core.restore((3, 50000, 0), s.t(10))
+
+
+def test_a_restore_before_every_announcement_keeps_them_all():
+    s = Sim(DuplicateTimer, parse("duplicate", []), 0)
+    assert s.core.restore((2, 150000, 0), s.t(0))
+    s.run_to(150000)
+    assert [(e[0], e[2]["left_s"]) for e in s.rec.of("announce")] == [
+        (30000, 120), (90000, 60), (120000, 30)]
