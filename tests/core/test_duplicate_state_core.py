@@ -59,3 +59,9 @@ def test_a_restore_before_every_announcement_keeps_them_all():
     s.run_to(150000)
     assert [(e[0], e[2]["left_s"]) for e in s.rec.of("announce")] == [
         (30000, 120), (90000, 60), (120000, 30)]
+
+
+def test_a_restore_of_a_move_whose_time_was_up_logs_no_time_left():
+    s = Sim(DuplicateTimer, parse("duplicate", []), 0)
+    assert s.core.restore((4, 0, 0), s.t(0))
+    assert s.rec.events == [(0, "resume", {"player": -1, "move": 4, "limit_ms": 0})]
