@@ -51,6 +51,9 @@ def virtual_board(*options):
         path = p.stdout.readline().strip()
         assert path.startswith("/dev/"), p.stderr.read() if p.poll() is not None else path
         yield path
+        # the board serves until it is stopped: one that ended during the test
+        # closed its pty under the client (EIO on the client's next ioctl)
+        assert p.poll() is None, "the virtual board ended during the test: " + p.stderr.read()
     finally:
         p.terminate()
         try:

@@ -70,8 +70,12 @@ def main():
             state["full_seen"] = True
             state["dups_at_full"] = [link.dups for link in logger.links]
         if state["full_seen"] and not state["space_back"] and w.full is not None:
-            # every clock resent while the disk was full: give the space back
-            if all(link.dups > d for link, d in zip(logger.links, state["dups_at_full"])):
+            # every clock resent while the disk was full: give the space back.
+            # A clock that had everything stored before the disk filled has
+            # ended (nothing to resend): on a busy machine either clock may
+            # be the one that fills the disk while the other has finished
+            if all(link.dups > d or not dev.is_alive()
+                   for link, d, dev in zip(logger.links, state["dups_at_full"], devices)):
                 state["space_back"] = True
                 if fault.startswith("fsize:"):
                     _soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)

@@ -4,6 +4,7 @@ the stepping interface, the virtual mpremote board and the static checks."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -256,6 +257,33 @@ def test_mpremote_copies_lists_and_runs(board, tmp_path):
     assert back.read_bytes() == src.read_bytes()
     bad = mpremote(board, "exec", "raise KeyError('nope')", check=False)
     assert bad.returncode != 0 and "KeyError: nope" in bad.stdout + bad.stderr
+
+
+def _children(pid):
+    out = []
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/children") as f:
+            out += [int(c) for c in f.read().split()]
+    return out
+
+
+def _cmdline(pid):
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        return f.read().replace(b"\0", b" ").decode()
+
+
+def test_the_board_outlives_its_vm_and_the_port_stays_valid(board, tmp_path):
+    # a board whose firmware crashes resets; its USB serial port does not go
+    # away: a client's next session finds a fresh REPL, not a dead port (EIO)
+    assert "webassembly" in mpremote(board, "exec", "import sys; print(sys.platform)").stdout
+    boards = [c for c in _children(os.getpid()) if "hallclock.mpvm.board" in _cmdline(c)]
+    assert len(boards) == 1
+    vms = [c for c in _children(boards[0]) if "runner.mjs" in _cmdline(c)]
+    assert len(vms) == 1
+    os.kill(vms[0], signal.SIGKILL)  # the VM process dies under the board
+    out = mpremote(board, "exec", "print(6 * 7)").stdout
+    assert out.strip() == "42"
+    assert "webassembly" in mpremote(board, "exec", "import sys; print(sys.platform)").stdout
 
 
 # ------------------------------------------------------------------ static checks

@@ -59,6 +59,10 @@ class DuplicateTimer:
                 self._emit(EV_DUP_START, now, self.move, self.limit_ms, 0, 0)
         elif code == BTN_PAUSE:
             if self.state == _RUNNING:
+                # the loop reads buttons before it ticks: a pause on the final
+                # signal's ms comes too late (II.5), the signal sounds first
+                self.tick(now)
+            if self.state == _RUNNING:
                 self.paused_left = ticks_diff(self.deadline, now)
                 self.state = _PAUSED
                 self._emit(EV_PAUSE, now, NULL, self.move, 0, 0)

@@ -103,6 +103,10 @@ class ScrabbleClock:
         self.round.move_ended(now, self.move)
 
     def _pause(self, now):
+        if self.state == _RUNNING:
+            # the loop reads buttons before it ticks: a pause on or after the
+            # limit's last ms finds the limit run out, its signal first (5.1.4)
+            self._due(now)
         self.used_ms += ticks_diff(now, self.seg_start)
         self.paused_left = ticks_diff(self.deadline, now)
         self.state = _PAUSED
@@ -197,8 +201,11 @@ class ScrabbleClock:
         """Emit every event that is due at ``now``.  Allocates nothing when
         none is due."""
         self.round.tick(now, self.move_or_null())
-        if self.state != _RUNNING:
-            return
+        if self.state == _RUNNING:
+            self._due(now)
+
+    def _due(self, now):
+        """The player's warnings and expiry due at ``now``."""
         warn_ms = self.warn_ms
         while self.next_warn < len(warn_ms):
             left = warn_ms[self.next_warn]

@@ -110,6 +110,7 @@ class VirtualBoard:
         self.trace = trace          # text file: log of the pty traffic, or None
         self.clock = clock          # boot into the running clock (see the module doc)
         self.program = False        # the clock runs: the console is the firmware's
+        self._vm_args = (heap_bytes, pystack_words, timeout)
         self._node = _Node(heap_bytes, pystack_words, timeout)
         self.master, self.slave = os.openpty()
         tty.setraw(self.slave)
@@ -305,22 +306,54 @@ class VirtualBoard:
             self._forward(b)
         self._flush_fwd()
 
+    def _reset_after(self, err: MPVMError) -> None:
+        """The VM failed (an error, a timeout, its process died): the board
+        resets, as a board whose firmware crashed does.  The pty -- the
+        board's USB serial -- lives as long as this process: a client's port
+        stays valid, its next session finds a fresh REPL (closing the pty here
+        gave the client EIO on its next ioctl, between two sessions)."""
+        print(f"mpvm board: {err}; resetting the VM", file=sys.stderr, flush=True)
+        self._write(b"\r\nmpvm: the VM failed; the board resets\r\n")
+        self.raw, self.raw_line_empty, self.esc, self.paste = False, True, b"", None
+        self.fwd.clear()
+        self.feed_program.clear()
+        self.program = False
+        if not self._node.closed:
+            try:  # the VM process lives: a soft reset keeps the filesystem
+                self._soft_reset()
+                return
+            except MPVMError:
+                pass
+        self._node.close()
+        self._node = _Node(*self._vm_args)  # a new VM process: the filesystem is gone
+        self._prepare_vm()
+        if self.clock:
+            self._install_clock()
+        if not self._boot_clock():
+            self._write(self._repl("I")[1])
+
     def serve_forever(self) -> None:
         while True:
             r, _, _ = select.select([self.master], [], [], 0.005 if self.program else None)
-            if r:
-                try:
-                    data = os.read(self.master, 4096)
-                except OSError:
-                    data = b""
-                if data:
-                    self.feed(data)
-            if self.program:
-                self._step_program()
-                if not self.program and self.feed_program:  # bytes after the hand-back
-                    rest = bytes(self.feed_program)
-                    self.feed_program.clear()
-                    self.feed(rest)
+            try:
+                self._serve_once(r)
+            except MPVMError as e:
+                self._reset_after(e)
+
+    def _serve_once(self, readable) -> None:
+        if readable:
+            try:
+                data = os.read(self.master, 4096)
+            except OSError:
+                data = b""
+            if data:
+                self.feed(data)
+        if self.program:
+            self._step_program()
+            if not self.program and self.feed_program:  # bytes after the hand-back
+                rest = bytes(self.feed_program)
+                self.feed_program.clear()
+                self.feed(rest)
 
     def close(self) -> None:
         self._node.close()
