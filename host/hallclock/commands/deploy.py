@@ -89,7 +89,7 @@ def sha256(data):
 
 def stage_firmware(folder):
     """The build (.mpy, as 'make firmware') in ``folder``: {board path: local path}."""
-    from ..mpdevice import FIRMWARE, firmware_mpy
+    from ..mpvm.files import FIRMWARE, firmware_mpy
     files = {}
     for rel, data in firmware_mpy().items():
         local = Path(folder) / rel
