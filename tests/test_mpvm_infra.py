@@ -272,20 +272,6 @@ def _cmdline(pid):
         return f.read().replace(b"\0", b" ").decode()
 
 
-def test_the_board_outlives_its_vm_and_the_port_stays_valid(board, tmp_path):
-    # a board whose firmware crashes resets; its USB serial port does not go
-    # away: a client's next session finds a fresh REPL, not a dead port (EIO)
-    assert "webassembly" in mpremote(board, "exec", "import sys; print(sys.platform)").stdout
-    boards = [c for c in _children(os.getpid()) if "hallclock.mpvm.board" in _cmdline(c)]
-    assert len(boards) == 1
-    vms = [c for c in _children(boards[0]) if "runner.mjs" in _cmdline(c)]
-    assert len(vms) == 1
-    os.kill(vms[0], signal.SIGKILL)  # the VM process dies under the board
-    out = mpremote(board, "exec", "print(6 * 7)").stdout
-    assert out.strip() == "42"
-    assert "webassembly" in mpremote(board, "exec", "import sys; print(sys.platform)").stdout
-
-
 # ------------------------------------------------------------------ static checks
 
 def test_mpy_cross_build_mirrors_tree_and_reports_errors(tmp_path):
