@@ -103,7 +103,7 @@ def run_due(d, now_ms, lag, nxt):
     (device ms = real ms since the phase began), each pass's lateness into
     ``lag``; after the scenario's end, real time.  Returns the earliest
     pass still due of the worker's devices (``nxt``, or this one's)."""
-    from hallclock.vdev.runner import RUNNING, WAITING
+    from hallclock.vboard.vdev.runner import RUNNING, WAITING
     r = d["r"]
     if d["status"] == RUNNING:
         if r.ms <= now_ms:

@@ -1,9 +1,9 @@
-"""Drive a virtual device (hallclock.vdev.runner.Runner) directly, no pty:
+"""Drive a virtual device (hallclock.vboard.vdev.runner.Runner) directly, no pty:
 a host stand-in acknowledges every event it outputs.  Each event comes back
 with the device time of the loop pass that wrote its frame and the gap since
 the pass before (the loop period that pass closed)."""
 from hallclock_fw import protocol
-from hallclock.vdev.runner import DONE, RUNNING, Runner
+from hallclock.vboard.vdev.runner import DONE, RUNNING, Runner
 
 from common import events
 

@@ -1,7 +1,7 @@
 """Benchmark 2: firmware cost.
 
 * heap allocated per steady-state App.step pass, measured inside the real
-  MicroPython VM (webassembly port on node, hallclock.mpvm): gc.mem_alloc()
+  MicroPython VM (webassembly port on node, hallclock.vboard.mpvm): gc.mem_alloc()
   before and after thousands of passes with a move running and no event due
   (this port collects only between requests, so mem_alloc only grows inside
   one request: the difference is every byte allocated);
@@ -24,7 +24,7 @@ FW = os.path.join(ROOT, "firmware")
 
 
 def mpy_size():
-    from hallclock.mpvm.checks import build_mpy
+    from hallclock.vboard.mpvm.checks import build_mpy
     with tempfile.TemporaryDirectory() as out:
         res = build_mpy(FW, out, march="xtensawin")
         sizes = {str(p.relative_to(out)): p.stat().st_size for p in res.compiled}
@@ -34,9 +34,9 @@ def mpy_size():
 
 def vm_figures(passes=5000):
     """Heap after import and allocation per steady pass, measured the way
-    tests/test_micropython.py checks them (hallclock.mpdevice): the .mpy build
+    tests/test_micropython.py checks them (hallclock.vboard.wasm): the .mpy build
     mpy-cross makes, the real TM1637 driver on fake pins."""
-    from hallclock.mpdevice import import_heap, steady_state
+    from hallclock.vboard.wasm import import_heap, steady_state
     heap, mods = import_heap()
     free = steady_state(passes=passes, period=10, lock=False)
     locked = steady_state(passes=passes, period=10, lock=True)
@@ -54,7 +54,7 @@ def cost_per_minute(minutes=2):
     """Event-driven passes and firmware lines executed per simulated minute of
     a running move (a 10-minute move limit, so no warning falls in the window)."""
     from hallclock_fw import settings
-    from hallclock.vdev.runner import Runner
+    from hallclock.vboard.vdev.runner import Runner
     from hallclock_fw import protocol
     fw_dir = os.path.join(FW, "hallclock_fw")
     out = {}

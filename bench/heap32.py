@@ -1,7 +1,7 @@
 """make bench: the clock's GC heap on 32-bit sizes against the ESP32's first
 56 000-byte area, every mode on the serial link and on Wi-Fi with MQTT
 connected, through a 40-minute game with a 5-minute host outage
-(hallclock.heapmodel.game; docs/benchmarks.md "Heap on 32-bit sizes").
+(hallclock.vboard.heapmodel.game; docs/benchmarks.md "Heap on 32-bit sizes").
 
     .venv/bin/python bench/heap32.py [--quick]
 """
@@ -12,7 +12,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "host"))
 
-from hallclock import heapmodel  # noqa: E402
+from hallclock.vboard import heapmodel  # noqa: E402
 
 GC_AREA = heapmodel.GC_AREA
 
@@ -22,7 +22,7 @@ def game(mode, link, minutes=40, outage=heapmodel.OUTAGE):
 
 
 def bench(quick=False, say=None):
-    from hallclock import mpunix
+    from hallclock.vboard import unixport as mpunix
     from hallclock_fw.hw.device import GC_THRESHOLD
     minutes = 10 if quick else 40
     outage = (4 * 60000, 9 * 60000) if quick else heapmodel.OUTAGE

@@ -19,10 +19,10 @@ import shutil
 import tempfile
 import time
 
-from hallclock.mqtthall import OwnBroker
-from hallclock.vdev import netpump
-from hallclock.vdev.runner import DONE, RUNNING
-from hallclock.virtual import make_runner
+from hallclock.hall.netsim import OwnBroker
+from hallclock.vboard.vdev import netpump
+from hallclock.vboard.vdev.runner import DONE, RUNNING
+from hallclock.vboard.device import make_runner
 
 import common
 from common import pct, run_due, scrabble_settings
@@ -104,7 +104,7 @@ def worker(devs, t0, duration_ms, press_ms, seed, address, creds, out_q, scripts
 
 
 def logger_sink(address, creds_file, out, t0, max_s, clocks, out_q):
-    from hallclock.mqtthost import BrokerLogger
+    from hallclock.net.mqtt import BrokerLogger
     logger = BrokerLogger(address, HALL, creds_file, out, clocks=clocks)
     stamps = common.stamp_flushes(logger.writer)
     logger.open()
@@ -172,9 +172,9 @@ def start_spread(n=50, workers=None):
     (no logger in its path); each clock's start gong t_ms (device ms since
     the shared t0) compared with the moment the referee published it."""
     from hallclock_fw.events import BUTTON_NAMES
-    from hallclock.logfile import read_records
-    from hallclock.broker import load_credentials
-    from hallclock.mqtthost import BrokerClient
+    from hallclock.link.logfile import read_records
+    from hallclock.net.broker import load_credentials
+    from hallclock.net.mqtt import BrokerClient
     from hallclock_fw import protocol
     from hallclock_fw.netlink import topic
     clocks = [name(i) for i in range(n)]

@@ -72,7 +72,7 @@ def _figures(times):
 
 
 def referee(runs):
-    from hallclock import broker
+    from hallclock.net import broker
     folder = tempfile.mkdtemp(prefix="hallclock-bench-")
     os.chmod(folder, 0o711)
     conf = os.path.join(folder, "conf")
@@ -132,7 +132,7 @@ def web(runs):
     code = (f"LOG = {log!r}\nfrom hallclock import projector\n"
             "srv = projector.make_server(LOG, '127.0.0.1', 0)\n"
             "print(srv.server_address[1], flush=True)\n"
-            "from hallclock.webserve import serve\nserve(srv)\n")
+            "from hallclock.hall.webserver import serve\nserve(srv)\n")
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
                          env=_env(), preexec_fn=_laptop_files)
     try:

@@ -1,10 +1,10 @@
 """Benchmark 4: host scale.  N virtual devices, each on its own pty pair, into
-one host logger (hallclock.logger.Logger with N ports), every device pressing
+one host logger (hallclock.link.logger.Logger with N ports), every device pressing
 far faster than any player.  The same devices are then run into a plain
 baseline that copies the serial bytes to one file (fsync per read), so the
 difference is the logger's own cost.
 
-Device side: the real firmware App in hallclock.vdev.runner.Runner, paced to
+Device side: the real firmware App in hallclock.vboard.vdev.runner.Runner, paced to
 real time (device ms = real ms since the phase began: a pass runs once real
 time reaches the pass's device time), spread over a few worker processes so
 that the devices are not the bottleneck.  Each worker stamps the moment each
@@ -28,9 +28,9 @@ import time
 import tty
 
 from hallclock_fw import protocol
-from hallclock.transport import pty_pair
-from hallclock.vdev.runner import DONE, RUNNING
-from hallclock.virtual import make_runner
+from hallclock.link.transport import pty_pair
+from hallclock.vboard.vdev.runner import DONE, RUNNING
+from hallclock.vboard.device import make_runner
 
 import common
 from common import pct, run_due, scrabble_settings, summary
@@ -157,7 +157,7 @@ def _close(fds):
 
 def logger_sink(paths, out, t0, max_s, out_q, inherited=()):
     _close(inherited)
-    from hallclock.logger import Logger
+    from hallclock.link.logger import Logger
     logger = Logger(paths, out)
     stamps = common.stamp_flushes(logger.writer)
     logger.open()

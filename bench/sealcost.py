@@ -47,7 +47,7 @@ n = NetLink("open-2026", "table-07", "table-07", "x" * 24, None, time.ticks_ms, 
 
 
 def timing(n=3000):
-    from hallclock import mpunix
+    from hallclock.vboard import unixport as mpunix
     env = dict(os.environ)
     env["MICROPYPATH"] = str(mpunix.device_tree())
     out = subprocess.run([mpunix.binary(), "-c", TIMING % n], env=env, capture_output=True,
@@ -58,8 +58,8 @@ def timing(n=3000):
 
 
 def heap():
-    from hallclock.mpdevice import MACHINE_STANDIN, firmware_mpy
-    from hallclock.mpvm import VMProcess
+    from hallclock.vboard.wasm import MACHINE_STANDIN, firmware_mpy
+    from hallclock.vboard.mpvm import VMProcess
     files = firmware_mpy()
     files["machine.py"] = MACHINE_STANDIN
     with VMProcess(files, "import machine", obj_expr=None) as vm:

@@ -16,14 +16,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def long_game(mode, minutes=40):
-    """(script text, settings pairs) of a steady game (hallclock.heapmodel)."""
-    from hallclock.heapmodel import long_game as game
+    """(script text, settings pairs) of a steady game (hallclock.vboard.heapmodel)."""
+    from hallclock.vboard.heapmodel import long_game as game
     return game(mode, minutes)
 
 
 def run_game(mode, heap_kib=None, gc_policy="firmware", romfs=None, minutes=40, workdir=None):
     """Simulate the long game in the unix port; (records written, heap figures)."""
-    from hallclock import scenario, virtual
+    from hallclock import scenario
+    from hallclock.vboard import device as virtual
     text, pairs = long_game(mode, minutes)
     d = workdir or tempfile.mkdtemp(prefix="hallclock-heap-")
     path = os.path.join(d, "%s.txt" % mode)
@@ -74,7 +75,7 @@ COMMON = ["hallclock_fw.app", "hallclock_fw.hw.device", "hallclock_fw.hw.panel",
 def import_heap(mods, image=None):
     """Heap after importing ``mods`` (from ROMFS ``image``, or the .mpy files),
     the image's own buffer excluded (it is in the heap before the base line)."""
-    from hallclock import mpunix
+    from hallclock.vboard import unixport as mpunix
     env = dict(os.environ)
     env["MICROPYPATH"] = "" if image else str(mpunix.device_tree())
     code = ROMFS_PROBE % {"rom": bool(image), "image": str(image), "mods": list(mods)}
@@ -116,12 +117,12 @@ def word_scale():
     """The firmware's heap after import (a serial clock's modules) on the
     64-bit unix port over the same on the 32-bit webassembly port: what
     ``mpunix.WORD_SCALE`` stands for, measured on today's tree."""
-    from hallclock.mpdevice import import_heap as wasm_import_heap
+    from hallclock.vboard.wasm import import_heap as wasm_import_heap
     wasm, mods = wasm_import_heap(serial_only=True)
     stand = tempfile.mkdtemp(prefix="hallclock-standin-")
     with open(os.path.join(stand, "machine.py"), "w") as f:
         f.write(MACHINE)
-    from hallclock import mpunix
+    from hallclock.vboard import unixport as mpunix
     env = dict(os.environ)
     env["MICROPYPATH"] = str(mpunix.device_tree()) + ":" + stand
     code = ("import gc, machine\ngc.collect()\nb = gc.mem_alloc()\n" +
@@ -150,7 +151,7 @@ def at_heap(mode, heap_kib, minutes):
 
 
 def bench(quick=False):
-    from hallclock import mpunix
+    from hallclock.vboard import unixport as mpunix
     minutes = 10 if quick else 40
     res = {"default_heap_kib": mpunix.DEFAULT_HEAP_KIB, "calibration": mpunix.calibration(),
            "word_scale_measured": word_scale(), "games": {}, "heap_56": {}, "heap_24": {}}

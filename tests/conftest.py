@@ -24,8 +24,8 @@ def read_log(path):
 
 def strip_host(records):
     """The clock's part of the records, its own health reports left out
-    (hallclock.health.without_health: the CPython virtual device makes none)."""
-    from hallclock.health import without_health
+    (hallclock.link.health.without_health: the CPython virtual device makes none)."""
+    from hallclock.link.health import without_health
     return [{k: v for k, v in r.items() if k not in HOST_FIELDS} for r in without_health(records)]
 
 
@@ -45,7 +45,7 @@ def virtual_board(*options):
     yields its port path and stops it afterwards."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "host"), env.get("PYTHONPATH", "")])
-    p = subprocess.Popen([sys.executable, "-m", "hallclock.mpvm.board", *options],
+    p = subprocess.Popen([sys.executable, "-m", "hallclock.vboard.mpvm.board", *options],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         path = p.stdout.readline().strip()

@@ -28,9 +28,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def main():
     out, scripts, fault = sys.argv[1], sys.argv[2], sys.argv[3]
     from hallclock import scenario
-    from hallclock.logger import Logger
-    from hallclock.transport import pty_pair
-    from hallclock.virtual import DeviceThread, make_runner
+    from hallclock.link.logger import Logger
+    from hallclock.link.transport import pty_pair
+    from hallclock.vboard.device import DeviceThread, make_runner
     from hallclock_fw.settings import parse
 
     runners, fds, paths = [], [], []

@@ -6,10 +6,10 @@ display the host shows exactly those digits -- the model, the live view's
 row and the hall display's answer for that clock."""
 from hypothesis import strategies as st
 
-from hallclock.model import restore_for
-from hallclock.liveview import row_cells
-from hallclock.model import Clocks
-from hallclock.projector import face as hall_face
+from hallclock.views.model import restore_for
+from hallclock.views.liveview import row_cells
+from hallclock.views.model import Clocks
+from hallclock.hall.display import face as hall_face
 from hallclock_fw.events import BUTTON_NAMES
 from hallclock_fw import protocol
 from hallclock_fw.settings import format_text, parse

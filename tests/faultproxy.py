@@ -28,7 +28,7 @@ import threading
 import time
 import tty
 
-from hallclock.transport import read_fd
+from hallclock.link.transport import read_fd
 
 NOISE = (b"ets Jun  8 2016 00:22:57\r\n", b"rst:0x1 (POWERON_RESET),boot:0x13\r\n",
          b">>> ", b"MPY: soft reboot\r\n", b"\x00\xff\xfe garbage \x1b[0m\n",

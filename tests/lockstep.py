@@ -6,9 +6,9 @@ display property test and its longer run in ``make bench``."""
 import os
 import tempfile
 
-from hallclock.hostlink import HostLink
-from hallclock.logfile import LogWriter
-from hallclock.vdev.runner import DONE, RUNNING, Runner
+from hallclock.link.hostlink import HostLink
+from hallclock.link.logfile import LogWriter
+from hallclock.vboard.vdev.runner import DONE, RUNNING, Runner
 from hallclock_fw.core.timing import ticks_diff
 
 

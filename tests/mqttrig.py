@@ -16,8 +16,10 @@ import sys
 import threading
 import time
 
-from hallclock import broker, mqtthost, scenario, virtual
-from hallclock.logfile import read_records
+from hallclock.net import broker, mqtt as mqtthost
+from hallclock import scenario
+from hallclock.vboard import device as virtual
+from hallclock.link.logfile import read_records
 from hallclock_fw.settings import parse
 
 HALLCLOCK = [sys.executable, "-m", "hallclock"]
@@ -57,7 +59,7 @@ class Hall:
         self.local_port = broker.free_port()  # the laptop's listener: the host tools
         tls_conf = None
         if tls:
-            from hallclock import tlsca
+            from hallclock.net import tls as tlsca
             self.tls_port = broker.free_port()
             tls_conf = (self.tls_port,) + tlsca.make_ca(os.path.join(self.conf_dir, "tls"),
                                                         "127.0.0.1")
@@ -141,8 +143,8 @@ def reference(folder, clock, text, sid="0000cafe"):
     out = os.path.join(str(folder), f"ref-{clock}.jsonl")
     actions = scenario.parse_text(text, "<test>")
     runner = virtual.make_runner("scrabble", parse("scrabble", []), actions, clock=clock, sid=sid)
-    from hallclock.logger import Logger
-    from hallclock.transport import pty_pair
+    from hallclock.link.logger import Logger
+    from hallclock.link.transport import pty_pair
     master, slave, path = pty_pair()
     logger = Logger([path], out)
     logger.open()

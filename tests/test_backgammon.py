@@ -9,7 +9,7 @@ import pytest
 
 from conftest import ROOT, read_log, run_cli, strip_host
 from hallclock.commands.backgammon import forfeited, penalty_points
-from hallclock.vdev.runner import RUNNING, Runner
+from hallclock.vboard.vdev.runner import RUNNING, Runner
 from hallclock_fw.hw.buttons import DEBOUNCE_MS
 from hallclock_fw.settings import parse
 from hallclock_fw.signals import P_BREAK, P_BREAK_END, P_EXPIRED, P_REFUSED

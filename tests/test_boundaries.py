@@ -9,10 +9,10 @@ import pytest
 
 from hallclock import cli
 from hallclock.errors import BadInput
-from hallclock.hostlink import HostLink
-from hallclock.logfile import LogWriter, read_records
-from hallclock.relay import check_table_count
-from hallclock.vdev.fakes import FakeUART
+from hallclock.link.hostlink import HostLink
+from hallclock.link.logfile import LogWriter, read_records
+from hallclock.hall.relay import check_table_count
+from hallclock.vboard.vdev.fakes import FakeUART
 from hallclock_fw import link as link_mod, protocol
 from hallclock_fw.events import EV_SETTINGS, EV_TURN, LONG
 from hallclock_fw.link import BURST_GAP_MS, HELLO_MS, RESEND_MS, DeviceLink

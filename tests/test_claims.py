@@ -1,6 +1,6 @@
 """Reports that settle a claim: a move's start and end as time of day, the
 overtime of a move no press ended (read off the firmware's own core, replayed
-by hallclock.model), a backgammon flag fall as a loss on time, breaks on the
+by hallclock.views.model), a backgammon flag fall as a loss on time, breaks on the
 player who took them, the claims view (ČAS 10.2.6: the opponent may claim a
 move that ran over; the evidence is the move, the player, the amount and the
 time of day), and plots a referee can read."""
@@ -12,7 +12,8 @@ import time
 import pytest
 from matplotlib.figure import Figure
 
-from hallclock import cli, report
+from hallclock import cli
+from hallclock.views import report
 
 SAMPLES = __import__("os").path.join(__import__("os").path.dirname(report.__file__), "samples")
 

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from hallclock import cli, cliopts
-from hallclock.modes import hall_modes
+from hallclock.views.modes import hall_modes
 from hallclock_fw.settings import MODES
 
 

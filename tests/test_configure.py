@@ -11,11 +11,11 @@ import pytest
 
 from conftest import read_log, run_cli
 
-from hallclock import relay as hall_mod
-from hallclock import virtual
+from hallclock.hall import relay as hall_mod
+from hallclock.vboard import device as virtual
 from hallclock.scenario import parse_text
-from hallclock.transport import pty_pair, read_fd
-from hallclock.virtual import make_runner
+from hallclock.link.transport import pty_pair, read_fd
+from hallclock.vboard.device import make_runner
 from hallclock_fw.settings import parse
 
 SPEED = 10.0
@@ -137,7 +137,7 @@ def test_configure_over_the_broker(tmp_path):
     sys.path.insert(0, os.path.dirname(__file__))
     from mqttrig import HALL, Hall, wait_for
 
-    from hallclock import mqtthost
+    from hallclock.net import mqtt as mqtthost
 
     h = Hall(tmp_path, clocks=("t1", "t2", "t3"))
     try:

@@ -14,8 +14,8 @@ import sys
 import pytest
 
 from hallclock.errors import HallclockError
-from hallclock.vdev.fakes import CONSOLE_HOLDS, CTRL_C, FakeUART
-from hallclock.vdev.runner import HANDED_BACK, RUNNING, Runner
+from hallclock.vboard.vdev.fakes import CONSOLE_HOLDS, CTRL_C, FakeUART
+from hallclock.vboard.vdev.runner import HANDED_BACK, RUNNING, Runner
 from hallclock_fw import protocol
 from hallclock_fw.settings import parse
 
@@ -82,7 +82,7 @@ def test_a_clock_that_left_ctrl_c_on_stops_at_one_noisy_byte():
 
 
 def test_keyboard_interrupt_in_the_micropython_vm_too():
-    from hallclock.virtual import make_runner
+    from hallclock.vboard.device import make_runner
     r = make_runner("scrabble", parse("scrabble", []), [(0, "press", "START")],
                     interpreter="micropython")
     try:

@@ -7,8 +7,8 @@ import pathlib
 
 import pytest
 
-from hallclock.mpvm.files import firmware_mpy
-from hallclock.mpvm import VMProcess
+from hallclock.vboard.mpvm.files import firmware_mpy
+from hallclock.vboard.mpvm import VMProcess
 
 CORE = pathlib.Path(__file__).resolve().parent / "core"
 MODULES = sorted(p.stem for p in CORE.glob("test_*.py"))
@@ -41,8 +41,8 @@ def vm_results():
     files["hallclock/__init__.py"] = ""
     host = CORE.parent.parent / "host" / "hallclock"
     files["hallclock/catalog.py"] = (host / "catalog.py").read_text()
-    files["hallclock/vdev/__init__.py"] = ""
-    files["hallclock/vdev/fakes.py"] = (host / "vdev" / "fakes.py").read_text()
+    files["hallclock/vboard/vdev/__init__.py"] = ""
+    files["hallclock/vboard/vdev/fakes.py"] = (host / "vdev" / "fakes.py").read_text()
     for p in CORE.glob("*.py"):
         files[f"core/{p.name}"] = p.read_text()
     results = {}

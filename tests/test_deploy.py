@@ -13,7 +13,7 @@ from conftest import ROOT, run_cli, virtual_board
 
 SCENARIO = """
 from hallclock_fw import protocol
-from hallclock.vdev.runner import Runner, RUNNING
+from hallclock.vboard.vdev.runner import Runner, RUNNING
 from hallclock_fw.settings import parse
 actions = [(0, 'press', 'START'), (1000, 'press', 'B'), (50000, 'press', 'A'),
            (200000, 'press', 'B'), (210000, 'end', None)]
@@ -63,11 +63,11 @@ def test_make_deploy_onto_the_virtual_board(board, tmp_path):
     # ... and plays a scenario there (the virtual device's fakes come along)
     vdev = pathlib.Path(ROOT) / "host" / "hallclock" / "vdev"
     mpremote(board, "fs", "mkdir", ":hallclock")
-    mpremote(board, "fs", "mkdir", ":hallclock/vdev")
+    mpremote(board, "fs", "mkdir", ":hallclock/vboard/vdev")
     (tmp_path / "init.py").write_text("")
     mpremote(board, "fs", "cp", str(tmp_path / "init.py"), ":hallclock/__init__.py")
     for f in sorted(vdev.glob("*.py")):
-        mpremote(board, "fs", "cp", str(f), f":hallclock/vdev/{f.name}")
+        mpremote(board, "fs", "cp", str(f), f":hallclock/vboard/vdev/{f.name}")
     script = tmp_path / "scenario.py"
     script.write_text(SCENARIO)
     out = mpremote(board, "run", str(script))

@@ -6,8 +6,8 @@ import itertools
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from hallclock.vdev.fakes import FakeDisplay, FakeOutput, FakePin, FakeUART, SimClock
-from hallclock.vdev.runner import BOUNCE
+from hallclock.vboard.vdev.fakes import FakeDisplay, FakeOutput, FakePin, FakeUART, SimClock
+from hallclock.vboard.vdev.runner import BOUNCE
 from hallclock_fw import signals
 from hallclock_fw.core.timing import ticks_add, ticks_diff
 from hallclock_fw.display import BLANK, MINUS, render

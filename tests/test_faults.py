@@ -14,8 +14,9 @@ import time
 
 import pytest
 
-from hallclock import scenario, virtual
-from hallclock.logfile import read_records
+from hallclock import scenario
+from hallclock.vboard import device as virtual
+from hallclock.link.logfile import read_records
 from hallclock_fw.settings import parse
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -40,8 +41,8 @@ HALLCLOCK = [sys.executable, "-m", "hallclock"]
 
 def strip(records):
     """host_time off, and the clock's own health reports (the unix port makes
-    them, the CPython virtual device does not: hallclock.health.without_health)."""
-    from hallclock.health import without_health
+    them, the CPython virtual device does not: hallclock.link.health.without_health)."""
+    from hallclock.link.health import without_health
     return [{k: v for k, v in r.items() if k != "host_time"} for r in without_health(records)]
 
 
@@ -51,8 +52,8 @@ def reference(tmp_path_factory):
     folder = tmp_path_factory.mktemp("ref")
     out = folder / "ref.jsonl"
     runner = virtual.make_runner("scrabble", parse("scrabble", []), _actions(folder), sid=SID)
-    from hallclock.logger import Logger
-    from hallclock.transport import pty_pair
+    from hallclock.link.logger import Logger
+    from hallclock.link.transport import pty_pair
     master, slave, path = pty_pair()
     logger = Logger([path], str(out))
     logger.open()
@@ -92,7 +93,7 @@ class Rig:
         self.proxy = FaultProxy(str(folder), seed=seed, baud=baud, device_by_path=unix, **kw)
         self.proxy.start()
         if unix:
-            from hallclock.mpunix import UnixDevice
+            from hallclock.vboard.unixport import UnixDevice
             self.runner = None
             self.device = UnixThread(UnixDevice("scrabble", parse("scrabble", []),
                                                 _actions(folder), self.proxy.device_path,

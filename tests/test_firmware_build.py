@@ -4,7 +4,7 @@ and the same check catches a wrong call into ``machine`` in the real tree."""
 import pathlib
 import shutil
 
-from hallclock.mpvm import checks
+from hallclock.vboard.mpvm import checks
 
 FIRMWARE = pathlib.Path(__file__).resolve().parent.parent / "firmware"
 

@@ -67,7 +67,7 @@ def boards(n, *options):
     try:
         for i in range(n):
             opts = options[i] if i < len(options) else ()
-            procs.append(subprocess.Popen([sys.executable, "-m", "hallclock.mpvm.board", *opts],
+            procs.append(subprocess.Popen([sys.executable, "-m", "hallclock.vboard.mpvm.board", *opts],
                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                           text=True, env=env))
         paths = [p.stdout.readline().strip() for p in procs]

@@ -132,9 +132,9 @@ def test_live_view_says_the_disk_is_full(tmp_path):
     import io
     import resource
     from rich.console import Console
-    from hallclock.liveview import LiveView
-    from hallclock.logger import Logger
-    from hallclock.transport import pty_pair
+    from hallclock.views.liveview import LiveView
+    from hallclock.link.logger import Logger
+    from hallclock.link.transport import pty_pair
 
     master, slave, path = pty_pair()
     logger = Logger([path], str(tmp_path / "live.jsonl"))

@@ -363,7 +363,7 @@ def test_build_is_every_source_compiled_for_the_esp32(build, tmp_path):
 
 def test_the_virtual_device_runs_the_built_modules(build):
     import hallclock_fw
-    from hallclock.vdev.runner import Runner
+    from hallclock.vboard.vdev.runner import Runner
     from hallclock_fw import settings
 
     # the virtual device imports the very files the build compiles

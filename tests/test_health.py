@@ -12,10 +12,12 @@ import sys
 import pytest
 
 from conftest import ROOT, read_log, run_cli, strip_host
-from hallclock import health, mpunix, scenario, virtual
-from hallclock.vdev.fakes import FakeWDT
-from hallclock.vdev.runner import Runner
-from hallclock.model import restore_for
+from hallclock.link import health
+from hallclock.vboard import unixport as mpunix, device as virtual
+from hallclock import scenario
+from hallclock.vboard.vdev.fakes import FakeWDT
+from hallclock.vboard.vdev.runner import Runner
+from hallclock.views.model import restore_for
 from hallclock_fw import VERSION, protocol
 from hallclock_fw.core.timing import ticks_diff
 from hallclock_fw.events import EV_HEALTH

@@ -2,9 +2,9 @@
 device (the firmware's App on fake hardware), logged through the host's own
 link: ČAS 3.2 (both players check the limit), 4.1 and 6.1 (the round's basic
 time and its gongs), 16.3 (play-out), İSTAVDER 2.3 (breaks) — docs/rules.md."""
-from hallclock.hostlink import HostLink
-from hallclock.logfile import LogWriter, read_records
-from hallclock.vdev.runner import Runner, session_after
+from hallclock.link.hostlink import HostLink
+from hallclock.link.logfile import LogWriter, read_records
+from hallclock.vboard.vdev.runner import Runner, session_after
 from hallclock_fw import protocol
 from hallclock_fw.events import BTN_START
 from hallclock_fw.settings import format_text, parse

@@ -3,12 +3,13 @@ The byte-level fault tests over ptys are in test_faults.py."""
 from datetime import datetime, timezone
 import json
 
-from hallclock.model import restore_for
-from hallclock import scenario, virtual
-from hallclock.hostlink import HostLink
-from hallclock.logfile import LogWriter, read_records
-from hallclock.vdev.fakes import FakeUART
-from hallclock.vdev.runner import Runner
+from hallclock.views.model import restore_for
+from hallclock import scenario
+from hallclock.vboard import device as virtual
+from hallclock.link.hostlink import HostLink
+from hallclock.link.logfile import LogWriter, read_records
+from hallclock.vboard.vdev.fakes import FakeUART
+from hallclock.vboard.vdev.runner import Runner
 from hallclock_fw import link as link_mod, protocol
 from hallclock_fw.events import EV_END, EV_PRESS, EV_TURN
 from hallclock_fw.link import DeviceLink
@@ -304,8 +305,8 @@ def test_held_back_records_are_not_acked_until_the_flush(tmp_path):
 def test_logger_stores_what_several_ports_bring_with_one_fsync(tmp_path):
     import os
     import select
-    from hallclock.logger import Logger
-    from hallclock.transport import pty_pair
+    from hallclock.link.logger import Logger
+    from hallclock.link.transport import pty_pair
 
     pairs = [pty_pair() for _ in range(3)]
     lg = Logger([p[2] for p in pairs], str(tmp_path / "log.jsonl"))

@@ -9,11 +9,11 @@ import re
 from rich.console import Console
 
 from hallclock import cli
-from hallclock.liveview import LiveView, link_state
-from hallclock.logger import Logger
+from hallclock.views.liveview import LiveView, link_state
+from hallclock.link.logger import Logger
 from hallclock.scenario import parse_text
-from hallclock.transport import pty_pair
-from hallclock.virtual import DeviceThread, make_runner
+from hallclock.link.transport import pty_pair
+from hallclock.vboard.device import DeviceThread, make_runner
 from hallclock_fw.settings import parse
 
 

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from conftest import ROOT, read_log, run_cli, strip_host
-from hallclock.mpdevice import import_heap, steady_state
+from hallclock.vboard.wasm import import_heap, steady_state
 
 SAMPLES = pathlib.Path(ROOT) / "host" / "hallclock" / "samples"
 

@@ -13,8 +13,9 @@ import os
 import pytest
 
 import toymode
-from hallclock import cli, report
-from hallclock import modes as host_modes
+from hallclock import cli
+from hallclock.views import report
+from hallclock.views import modes as host_modes
 from hallclock_fw import modes, settings
 
 

@@ -1,4 +1,4 @@
-"""The host's model of a clock (hallclock.model): the log's records replayed
+"""The host's model of a clock (hallclock.views.model): the log's records replayed
 into the firmware's own core show the very digits the device's displays
 show, with every delay kind, across the 2**30 tick wrap; records the core
 cannot explain are reported, never hidden; the restore values come from the
@@ -8,9 +8,9 @@ import os
 import pytest
 
 from conftest import ROOT
-from hallclock.model import restore_for
+from hallclock.views.model import restore_for
 from hallclock import scenario
-from hallclock.model import Clocks, Model, settings_from_json
+from hallclock.views.model import Clocks, Model, settings_from_json
 from hallclock_fw.settings import parse
 from lockstep import Lockstep
 
@@ -188,8 +188,8 @@ def test_a_bank_that_ran_out_stands_at_zero_before_the_log_says_so():
 def test_restore_end_to_end_both_banks(tmp_path):
     """Reboot mid-game with log --restore: the game goes on with the time as it
     stood when last heard, both banks (İSTAVDER: each player's bank is theirs)."""
-    from hallclock import virtual
-    from hallclock.logfile import read_records
+    from hallclock.vboard import device as virtual
+    from hallclock.link.logfile import read_records
     script = tmp_path / "bg.txt"
     script.write_text("0 press B\n20000 press A\n50000 press B\n70000 reboot\n"
                       "95000 press A\n100000 end\n")
@@ -220,8 +220,8 @@ def test_restore_end_to_end_the_round_goes_on(tmp_path):
     """Scrabble: the round's basic time runs on through the outage (ČAS 4.1,
     6.1): the restored clock gives its end gong at START + round_min as
     logged before the power loss."""
-    from hallclock import virtual
-    from hallclock.logfile import read_records
+    from hallclock.vboard import device as virtual
+    from hallclock.link.logfile import read_records
     script = tmp_path / "s.txt"
     script.write_text("0 press START\n2000 press B\n60000 press A\n99000 press B\n"
                       "100000 reboot\n400000 end\n")

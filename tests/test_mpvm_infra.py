@@ -1,4 +1,4 @@
-"""Tests of the MicroPython VM infrastructure (hallclock.mpvm): the node bridge,
+"""Tests of the MicroPython VM infrastructure (hallclock.vboard.mpvm): the node bridge,
 the stepping interface, the virtual mpremote board and the static checks."""
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 try:
-    import hallclock.mpvm  # noqa: F401
+    import hallclock.vboard.mpvm  # noqa: F401
 except ImportError:  # not installed: use the source tree
     sys.path.insert(0, str(REPO / "host"))
 
-from hallclock.mpvm import (  # noqa: E402
+from hallclock.vboard.mpvm import (  # noqa: E402
     MicroPythonError,
     MPVMSetupError,
     VMProcess,
@@ -27,7 +27,7 @@ from hallclock.mpvm import (  # noqa: E402
     find_node_modules,
     run_code,
 )
-from hallclock.mpvm import checks  # noqa: E402
+from hallclock.vboard.mpvm import checks  # noqa: E402
 
 
 # ------------------------------------------------------------------ run_code

@@ -29,7 +29,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 from mqttrig import HALL, HALLCLOCK, Hall, wait_for  # noqa: E402
 
-from hallclock.mqtthost import BrokerClient  # noqa: E402
+from hallclock.net.mqtt import BrokerClient  # noqa: E402
 from hallclock_fw import mqtt, protocol, seal  # noqa: E402
 from hallclock_fw.netlink import topic  # noqa: E402
 
@@ -69,7 +69,7 @@ class Clock:
     def __init__(self, hall, name):
         import threading
 
-        from hallclock.vdev.netpump import ticks_ms
+        from hallclock.vboard.vdev.netpump import ticks_ms
         self.ticks = ticks_ms
         self.name = name
         self.cuts = 0
@@ -281,7 +281,7 @@ def test_viewer_json_holds_only_the_viewer(hall):
     password that writes anything."""
     import json
 
-    from hallclock.broker import load_credentials
+    from hallclock.net.broker import load_credentials
     from hallclock.errors import BadInput
     path = os.path.join(hall.conf_dir, "viewer.json")
     assert oct(os.stat(path).st_mode & 0o777) == "0o600"

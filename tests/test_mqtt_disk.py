@@ -123,8 +123,8 @@ def test_records_unstored_at_the_end_are_an_error_never_exit_0(hall, tmp_path):
 def test_the_broker_loggers_view_says_disk_full(tmp_path):
     from rich.console import Console
 
-    from hallclock.liveview import LiveView
-    from hallclock.mqtthost import BrokerLogger
+    from hallclock.views.liveview import LiveView
+    from hallclock.net.mqtt import BrokerLogger
     creds = tmp_path / "credentials.json"
     entries = {n: {"user": n, "password": "x"} for n in ("t1", "logger", "referee", "viewer")}
     entries["t1"].update(key="11" * 16, hall_key="22" * 16)  # the frames' keys (broker-config's)

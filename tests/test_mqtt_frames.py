@@ -16,8 +16,8 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 from mqttrig import HALL, Hall, clock_records, game, reference, wait_for  # noqa: E402
 
-from hallclock.mqtthost import BrokerClient, BrokerLogger  # noqa: E402
-from hallclock.relay import Relay  # noqa: E402
+from hallclock.net.mqtt import BrokerClient, BrokerLogger  # noqa: E402
+from hallclock.hall.relay import Relay  # noqa: E402
 from hallclock_fw import protocol  # noqa: E402
 from hallclock_fw.events import EV_BOOT, EV_END, EV_GONG, GONG_START  # noqa: E402
 from hallclock_fw.netlink import topic  # noqa: E402
@@ -157,7 +157,7 @@ def test_maintenance_from_the_network_never_stops_a_clock(hall, tmp_path):
     referee = client(hall, "referee")
     send(referee, ALL, [m])
     if seal is not None:
-        from hallclock.netseal import host_ms, seal_all
+        from hallclock.net.seal import host_ms, seal_all
         send(referee, ALL, [seal_all(hall.creds["referee"], m)])
     referee.stop()
     logger = client(hall, "logger")
@@ -250,7 +250,7 @@ def test_a_replayed_referee_signal_is_taken_once(hall, tmp_path):
     """The referee's genuine GONG, captured on all/down with a clock's password
     (every clock reads it) and published again twice with the logger's: the
     clock gongs once."""
-    from hallclock.mqtthost import send_signal
+    from hallclock.net.mqtt import send_signal
     text = game(moves=4, start=3000)
     d, released, passes = _held_device(hall, "t1", text)
     wait_for(lambda: passes[0] >= 1, 30, "t1's first pass")

@@ -22,7 +22,7 @@ import threading
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from hallclock import mpunix
+from hallclock.vboard import unixport as mpunix
 from hallclock_fw import mqtt, protocol, seal
 
 KEY = "00112233445566778899aabbccddeeff"

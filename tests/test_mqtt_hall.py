@@ -13,8 +13,10 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 from mqttrig import HALL, HALLCLOCK, Hall, wait_for  # noqa: E402
 
-from hallclock import mqtthost, scenario, virtual  # noqa: E402
-from hallclock.logfile import read_records  # noqa: E402
+from hallclock.net import mqtt as mqtthost
+from hallclock import scenario
+from hallclock.vboard import device as virtual  # noqa: E402
+from hallclock.link.logfile import read_records  # noqa: E402
 from hallclock_fw.settings import parse  # noqa: E402
 
 

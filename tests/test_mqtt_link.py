@@ -14,7 +14,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 from mqttrig import HALL, HALLCLOCK, Hall, clock_records, game, reference  # noqa: E402
 
-from hallclock import broker  # noqa: E402
+from hallclock.net import broker  # noqa: E402
 
 
 @pytest.fixture
@@ -155,7 +155,7 @@ def test_broker_command_runs_mosquitto_as_its_own_user(tmp_path):
     import socket
     import tempfile
 
-    from hallclock.mqtthost import BrokerClient
+    from hallclock.net.mqtt import BrokerClient
     from mqttrig import wait_for
     base = tempfile.mkdtemp(prefix="hallclock-brokertest-")  # in /tmp, not pytest's 0700 tree
     try:

@@ -14,10 +14,12 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 from mqttrig import HALL, Hall, game, wait_for  # noqa: E402
 
-from hallclock import mqtthost, scenario, virtual  # noqa: E402
-from hallclock.mqtthost import BrokerLogger  # noqa: E402
+from hallclock.net import mqtt as mqtthost
+from hallclock import scenario
+from hallclock.vboard import device as virtual  # noqa: E402
+from hallclock.net.mqtt import BrokerLogger  # noqa: E402
 from hallclock_fw.settings import parse  # noqa: E402
-from hallclock.refconsole import BrokerRoundTail, grid  # noqa: E402
+from hallclock.hall.referee import BrokerRoundTail, grid  # noqa: E402
 
 
 @pytest.fixture

@@ -20,8 +20,8 @@ sys.path.insert(0, os.path.dirname(__file__))
 from mqttrig import HALL, Hall, clock_records, game, reference, wait_for  # noqa: E402
 
 from hallclock.errors import BadInput  # noqa: E402
-from hallclock.logfile import read_records  # noqa: E402
-from hallclock.mqtthost import BrokerClient  # noqa: E402
+from hallclock.link.logfile import read_records  # noqa: E402
+from hallclock.net.mqtt import BrokerClient  # noqa: E402
 from hallclock_fw import mqtt, protocol  # noqa: E402
 from hallclock_fw.netlink import topic  # noqa: E402
 

@@ -12,7 +12,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 from mqttrig import HALL, HALLCLOCK, Hall, clock_records, game, reference  # noqa: E402
 
-from hallclock import mqtthost  # noqa: E402
+from hallclock.net import mqtt as mqtthost  # noqa: E402
 from hallclock.errors import HallclockError  # noqa: E402
 
 
@@ -66,7 +66,7 @@ def _write(folder, text):
 
 def test_a_client_without_the_halls_ca_is_refused(hall, tmp_path):
     other = tmp_path / "other.crt"
-    from hallclock import tlsca
+    from hallclock.net import tls as tlsca
     other_ca = tlsca.make_ca(str(tmp_path / "other"), "127.0.0.1")[0]
     os.replace(other_ca, other)
     net = mqtthost.BrokerClient(("127.0.0.1", hall.tls_port), hall.creds["logger"],

@@ -13,8 +13,8 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 from mqttrig import HALL, HALLCLOCK, Hall, clock_records, game, reference, wait_for  # noqa: E402
 
-from hallclock import mpunix  # noqa: E402
-from hallclock.logfile import read_records  # noqa: E402
+from hallclock.vboard import unixport as mpunix  # noqa: E402
+from hallclock.link.logfile import read_records  # noqa: E402
 
 
 @pytest.fixture

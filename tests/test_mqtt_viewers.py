@@ -13,10 +13,10 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 from mqttrig import HALL, HALLCLOCK, Hall, game, strip, wait_for  # noqa: E402
 
-from hallclock.logfile import read_records  # noqa: E402
-from hallclock.mqtthost import BrokerLogger  # noqa: E402
-from hallclock.projector import BrokerTail  # noqa: E402
-from hallclock.projector import make_server  # noqa: E402
+from hallclock.link.logfile import read_records  # noqa: E402
+from hallclock.net.mqtt import BrokerLogger  # noqa: E402
+from hallclock.hall.display import BrokerTail  # noqa: E402
+from hallclock.hall.display import make_server  # noqa: E402
 
 
 @pytest.fixture

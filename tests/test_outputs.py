@@ -95,7 +95,7 @@ def test_log_refuses_to_append_to_what_is_not_a_log(tmp_path):
 def test_log_resumes_its_own_log(tmp_path, log):
     """A hallclock log (even one whose last record was cut short by a crash)
     is resumed: the LogWriter takes it."""
-    from hallclock.logfile import LogWriter
+    from hallclock.link.logfile import LogWriter
     path = tmp_path / "resume.jsonl"
     data = log.read_bytes()
     path.write_bytes(data + data.splitlines(keepends=True)[1][:20])

@@ -1,6 +1,6 @@
 """ČAS 16.3 on the device: after the end gong the waiting player's display
 shows which play-out step is on (the real drivers, on the virtual device)."""
-from hallclock.vdev.runner import Runner
+from hallclock.vboard.vdev.runner import Runner
 from hallclock_fw.settings import parse
 
 # a 2-minute round (ten-minute gong 1 minute before the end) with 10 s moves

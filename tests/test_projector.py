@@ -17,10 +17,11 @@ from datetime import datetime, timezone
 
 import pytest
 
-from hallclock import cli, relay
-from hallclock.logfile import read_records
-from hallclock.model import Clocks, epoch_of
-from hallclock.projector import LogTail, face, make_server, time_of_day, url_of
+from hallclock import cli
+from hallclock.hall import relay
+from hallclock.link.logfile import read_records
+from hallclock.views.model import Clocks, epoch_of
+from hallclock.hall.display import LogTail, face, make_server, time_of_day, url_of
 from hallclock_fw.settings import parse
 
 CHROMIUM = "/usr/bin/chromium"

@@ -6,9 +6,9 @@ import tempfile
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from hallclock.hostlink import HostLink
-from hallclock.logfile import LogWriter, read_records
-from hallclock.vdev.runner import Runner
+from hallclock.link.hostlink import HostLink
+from hallclock.link.logfile import LogWriter, read_records
+from hallclock.vboard.vdev.runner import Runner
 from hallclock import catalog
 from hallclock_fw import protocol
 from hallclock_fw.events import BTN_A, EV_BOOT, EV_END, EV_GONG, EV_PRESS, EV_TURN, EV_WARN
@@ -125,7 +125,7 @@ def test_host_link_stores_only_sound_events(chunks, cuts):
 @FUZZ
 @given(st.lists(st.one_of(st.binary(max_size=100), mutated()), max_size=20))
 def test_device_link_feed_never_crashes_nor_takes_a_bad_frame(chunks):
-    from hallclock.vdev.fakes import FakeUART
+    from hallclock.vboard.vdev.fakes import FakeUART
     uart = FakeUART()
     dev = DeviceLink(uart, "0000beef", "t", "scrabble", SETTINGS, "v", 0)
     for i in range(5):

@@ -6,10 +6,10 @@ import time
 from conftest import strip_host
 
 from hallclock import scenario
-from hallclock import virtual
-from hallclock.hostlink import HostLink
-from hallclock.logfile import LogWriter, read_records
-from hallclock.vdev import pump
+from hallclock.vboard import device as virtual
+from hallclock.link.hostlink import HostLink
+from hallclock.link.logfile import LogWriter, read_records
+from hallclock.vboard.vdev import pump
 from hallclock_fw import protocol
 from hallclock_fw.settings import parse
 

@@ -18,10 +18,11 @@ from datetime import datetime, timezone
 
 import pytest
 
-from hallclock import refconsole, virtual
-from hallclock.logfile import read_records
-from hallclock.projector import url_of
-from hallclock.roundreport import referee_log_of
+from hallclock.hall import referee as refconsole
+from hallclock.vboard import device as virtual
+from hallclock.link.logfile import read_records
+from hallclock.hall.display import url_of
+from hallclock.views.roundreport import referee_log_of
 from hallclock.scenario import parse_text
 from hallclock_fw.settings import parse
 
@@ -283,8 +284,8 @@ def test_console_on_the_broker(tmp_path):
     sys.path.insert(0, os.path.dirname(__file__))
     from mqttrig import HALL, Hall, wait_for
 
-    from hallclock import mqtthost
-    from hallclock.mqtthost import BrokerLogger
+    from hallclock.net import mqtt as mqtthost
+    from hallclock.net.mqtt import BrokerLogger
 
     h = Hall(tmp_path, clocks=("t1", "t2"))
     srv = None

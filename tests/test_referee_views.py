@@ -1,6 +1,6 @@
 """What the referee reads agrees with itself: the report's text, its CSV, the
-round's report and its CSV read one set of figures (hallclock.figures), in one
-vocabulary (hallclock.words: gongs named by their settings, the play-out in
+round's report and its CSV read one set of figures (hallclock.views.figures), in one
+vocabulary (hallclock.views.words: gongs named by their settings, the play-out in
 the words of ČAS 16.3), tables in natural order, readable at 80 columns; and
 every view refuses a file that is not a log as ``report`` does.
 
@@ -24,9 +24,9 @@ from hypothesis import strategies as st
 
 from conftest import run_cli
 
-from hallclock import figures, report, roundreport, words
+from hallclock.views import figures, report, roundreport, words
 from hallclock_fw.settings import parse
-from hallclock.model import restore_for
+from hallclock.views.model import restore_for
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
 LOG = os.path.join(GOLDEN, "readme_round3.jsonl")
@@ -240,7 +240,7 @@ def _fed(pairs):
     """A ClockModel fed (host epoch s, t_ms) pairs as a session's records."""
     from datetime import datetime, timezone
 
-    from hallclock.model import ClockModel
+    from hallclock.views.model import ClockModel
     c = ClockModel("table-1")
     for i, (at, t) in enumerate(pairs):
         stamp = datetime.fromtimestamp(at, timezone.utc).isoformat(
@@ -270,8 +270,8 @@ def test_console_and_projector_of_the_readme_round_speak_alike(tmp_path):
     give it: tables in natural order, counted without the hall unit, the
     round's number, a finished card that says why it stands, the play-out
     and the gongs in the report's words."""
-    from hallclock import projector, refconsole
-    from hallclock.model import Clocks, epoch_of
+    from hallclock.hall import display as projector, referee as refconsole
+    from hallclock.views.model import Clocks, epoch_of
     log = tmp_path / "round3.jsonl"
     log.write_bytes(open(LOG, "rb").read())
     records = figures.read_log(str(log))[0]

@@ -9,9 +9,9 @@ import pytest
 from conftest import read_log, run_cli
 from faultproxy import wait_for
 
-from hallclock import relay as hall_mod
-from hallclock import virtual
-from hallclock.vdev.runner import RUNNING, Runner
+from hallclock.hall import relay as hall_mod
+from hallclock.vboard import device as virtual
+from hallclock.vboard.vdev.runner import RUNNING, Runner
 from hallclock_fw import protocol
 from hallclock_fw.events import BTN_GONG, BTN_PAUSE, BTN_START
 from hallclock_fw.settings import parse
@@ -312,8 +312,8 @@ def test_hall_command_on_ports(tmp_path, script):
     import time
 
     from hallclock.scenario import parse_text
-    from hallclock.transport import pty_pair
-    from hallclock.virtual import make_runner
+    from hallclock.link.transport import pty_pair
+    from hallclock.vboard.device import make_runner
 
     specs = [("hall", "c0000001", "300 press START\n4000 end\n")]
     specs += [("t%d" % i, "d000000%d" % i, "4500 end\n") for i in range(1, 4)]

@@ -7,7 +7,8 @@ import re
 import pytest
 from matplotlib.figure import Figure
 
-from hallclock import cli, report
+from hallclock import cli
+from hallclock.views import report
 
 # A Scrabble game (2:00 per move, 5-minute round with its warning gong 2 minutes
 # before the end) whose every number is known from the script.

@@ -18,8 +18,10 @@ import time
 import pytest
 import serial
 
-from hallclock import cli, scenario, transport, virtual
-from hallclock.logfile import read_records
+from hallclock import cli, scenario
+from hallclock.link import transport
+from hallclock.vboard import device as virtual
+from hallclock.link.logfile import read_records
 from hallclock_fw.settings import parse
 
 import sys
@@ -262,7 +264,7 @@ def _hall(tmp_path, extra=()):
     pairs = [transport.pty_pair() for _ in range(3)]
     paths = [p[2] for p in pairs]
     out = tmp_path / "hall.jsonl"
-    from hallclock import relay
+    from hallclock.hall import relay
 
     calls = {"n": 0}
     real_poll = relay.Relay.service

@@ -5,12 +5,12 @@ referee's one start signal, and runs on through the outage; 6.1: the end
 signal is given once; 16.3: the play-out goes on from the step it had
 reached).  The virtual clock and the host's own link with ``log --restore``
 (``HostLink(restore=True)``), joined in memory; the host's model of the
-clock (``hallclock.model``, the firmware's code replaying the log) must show
+clock (``hallclock.views.model``, the firmware's code replaying the log) must show
 what the clock shows."""
-from hallclock.hostlink import HostLink
-from hallclock.logfile import LogWriter, read_records
-from hallclock.model import Clocks, restore_for
-from hallclock.vdev.runner import Runner, session_after
+from hallclock.link.hostlink import HostLink
+from hallclock.link.logfile import LogWriter, read_records
+from hallclock.views.model import Clocks, restore_for
+from hallclock.vboard.vdev.runner import Runner, session_after
 from hallclock_fw.core.timing import ticks_diff
 from hallclock_fw.settings import parse
 

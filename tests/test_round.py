@@ -12,16 +12,16 @@ import pytest
 
 from conftest import read_log, run_cli
 
-from hallclock import relay as hall_mod
-from hallclock import virtual
-from hallclock import roundctl
-from hallclock.hostlink import Session, tag_round
-from hallclock.logfile import LogWriter, host_time
-from hallclock.logger import Logger
-from hallclock.roundreport import referee_log_of
+from hallclock.hall import relay as hall_mod
+from hallclock.vboard import device as virtual
+from hallclock.hall import round as roundctl
+from hallclock.link.hostlink import Session, tag_round
+from hallclock.link.logfile import LogWriter, host_time
+from hallclock.link.logger import Logger
+from hallclock.views.roundreport import referee_log_of
 from hallclock.scenario import parse_text
-from hallclock.transport import pty_pair
-from hallclock.virtual import make_runner
+from hallclock.link.transport import pty_pair
+from hallclock.vboard.device import make_runner
 from hallclock_fw import protocol
 from hallclock_fw.events import BTN_GONG
 from hallclock_fw.settings import parse
@@ -355,7 +355,7 @@ def test_round_start_over_the_broker(tmp_path):
     sys.path.insert(0, os.path.dirname(__file__))
     from mqttrig import HALL, HALLCLOCK, Hall, wait_for
 
-    from hallclock import mqtthost
+    from hallclock.net import mqtt as mqtthost
 
     h = Hall(tmp_path, clocks=("t1", "t2"))
     out = tmp_path / "round6.jsonl"
@@ -396,7 +396,7 @@ def test_a_clock_that_drops_out_is_lost_on_the_console(tmp_path):
     """A clock's cable pulled mid-round (its pty closed): ``round start``
     marks its link lost in the status file, and the console's grid shows it
     lost with the time it was last heard; the other clock stays connected."""
-    from hallclock import refconsole
+    from hallclock.hall import referee as refconsole
     out = tmp_path / "round8.jsonl"
     fds, threads = [], []
     devs = [_device(c, "60000 end\n", sid, fds) for c, sid in (("t1", "f8000001"),

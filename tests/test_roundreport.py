@@ -14,10 +14,10 @@ import pytest
 
 from conftest import run_cli
 
-from hallclock import virtual
-from hallclock.hostlink import Session, tag_round
-from hallclock.logfile import read_records
-from hallclock.roundreport import referee_log_of
+from hallclock.vboard import device as virtual
+from hallclock.link.hostlink import Session, tag_round
+from hallclock.link.logfile import read_records
+from hallclock.views.roundreport import referee_log_of
 from hallclock.scenario import parse_text
 from hallclock_fw.settings import parse
 

@@ -1,5 +1,5 @@
 """Sealed frames on the hall network (hallclock_fw/seal.py, netlink.py,
-hallclock/netseal.py; docs/protocol.md "Sealed frames on the network"):
+hallclock/net/seal.py; docs/protocol.md "Sealed frames on the network"):
 the one HMAC-SHA256 against CPython's ``hmac`` and RFC 4231, on CPython and
 inside MicroPython; what the clock's link takes and refuses (tag, link
 session, counter, least authority); what the host takes and refuses."""
@@ -11,8 +11,8 @@ import subprocess
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from hallclock import mpunix
-from hallclock.netseal import ClockSeal, host_ms, seal_all
+from hallclock.vboard import unixport as mpunix
+from hallclock.net.seal import ClockSeal, host_ms, seal_all
 from hallclock_fw import protocol, seal
 from hallclock_fw.netlink import ALL_WINDOW_MS, NetLink
 
@@ -243,7 +243,7 @@ def test_a_host_that_knows_no_link_session_yet_is_answered_with_a_hello():
 
 
 def test_broker_config_writes_each_clock_its_own_key_and_the_hall_key(tmp_path):
-    from hallclock import broker
+    from hallclock.net import broker
     from hallclock_fw.hw import config
     creds = broker.write_config(str(tmp_path / "b"), "open", ["t1", "t2"], port=1883,
                                 bind="127.0.0.1")

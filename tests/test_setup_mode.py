@@ -10,7 +10,7 @@ from hypothesis import given, settings as hsettings, strategies as st
 
 from conftest import read_log, run_cli, strip_host
 from hallclock import scenario
-from hallclock.vdev.runner import Runner
+from hallclock.vboard.vdev.runner import Runner
 from hallclock_fw import settings as settings_mod
 from hallclock_fw.hw import cfgsave, config
 from hallclock_fw import signals

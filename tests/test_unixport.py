@@ -11,8 +11,9 @@ import sys
 import pytest
 
 from conftest import ROOT, read_log, run_cli, strip_host
-from hallclock.model import restore_for
-from hallclock import mpunix, scenario, virtual
+from hallclock.views.model import restore_for
+from hallclock.vboard import unixport as mpunix, device as virtual
+from hallclock import scenario
 from hallclock.errors import HallclockError
 from hallclock_fw.settings import parse
 
@@ -132,7 +133,7 @@ def test_device_command_on_the_unix_port(tmp_path):
     """`hallclock device --interpreter micropython-unix` opens the port by its
     path itself; the test is the host on the pty's other end and acknowledges
     every event, so the device ends when the host has them all."""
-    from hallclock.transport import pty_pair, read_fd
+    from hallclock.link.transport import pty_pair, read_fd
     from hallclock_fw import protocol
     script = tmp_path / "g.txt"
     script.write_text("0 press START\n2000 press B\n30000 press A\n40000 end\n")
@@ -234,7 +235,7 @@ def test_missing_node_modules_is_one_line(tmp_path):
 
 
 def test_a_vm_that_dies_is_one_line():
-    from hallclock.mpdevice import MicroPythonRunner
+    from hallclock.vboard.wasm import MicroPythonRunner
     runner = MicroPythonRunner("scrabble", parse("scrabble", []), [(0, "press", "START")])
     try:
         runner.vm._node.proc.kill()

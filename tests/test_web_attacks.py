@@ -28,7 +28,7 @@ SERVERS = {
     "console": "from hallclock import refconsole as m\n"
                "srv = m.make_server(LOG, '127.0.0.1', 0, token='t0ken')\n",
 }
-RUN = "print(srv.server_address[1], flush=True)\nfrom hallclock.webserve import serve\nserve(srv)\n"
+RUN = "print(srv.server_address[1], flush=True)\nfrom hallclock.hall.webserver import serve\nserve(srv)\n"
 
 
 def _laptop_files():
@@ -121,7 +121,7 @@ def small_server(tmp_path):
     and a small waiting room (the same code as REQUEST_S / MAX_WAITING)."""
     import threading
 
-    from hallclock import projector
+    from hallclock.hall import display as projector
     srv = projector.make_server(str(tmp_path / "hall.jsonl"), "127.0.0.1", 0)
     srv.request_s = 0.5
     srv.max_waiting = 4

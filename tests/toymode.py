@@ -9,7 +9,7 @@ sand runs out the clock says ``expired`` and the glass stands empty until the
 mover presses.  No pause, no round, no restore.
 
 ``installed()`` puts the three pieces into the registries (firmware
-``settings.ROWS`` and ``modes.CORES``, host ``hallclock.modes.VIEWS``) and
+``settings.ROWS`` and ``modes.CORES``, host ``hallclock.views.modes.VIEWS``) and
 takes them out again."""
 import contextlib
 
@@ -17,7 +17,7 @@ from hallclock_fw import modes, settings
 from hallclock_fw.core.timing import ticks_add, ticks_diff
 from hallclock_fw.events import BTN_A, BTN_B, EV_EXPIRED, EV_PRESS, EV_TURN, NULL
 
-from hallclock import modes as host_modes
+from hallclock.views import modes as host_modes
 
 NAME = "hourglass"
 _IDLE, _RUNNING, _EMPTY = 0, 1, 2

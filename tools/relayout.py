@@ -68,6 +68,13 @@ TABLE = [
     ("hallclock.webserve", "hallclock.hall.webserver"),
     ("hallclock.web", "hallclock.hall.web"),  # the pages' files (a folder)
     ("hallclock.mqtthall", "hallclock.hall.netsim"),
+    # modules the other work of the same round added at the top
+    ("hallclock.health", "hallclock.link.health"),  # the health event's fields (hostlink)
+    ("hallclock.heapmodel", "hallclock.vboard.heapmodel"),  # the board's heap, in the VMs
+    ("hallclock.figures", "hallclock.views.figures"),  # every figure of a game, once
+    ("hallclock.words", "hallclock.views.words"),  # the rules' vocabulary on screen
+    ("hallclock.netseal", "hallclock.net.seal"),  # the host's end of the sealed frames
+    ("hallclock.boardinfo", "hallclock.commands._boardinfo"),  # mpremote's board query
 ]
 
 PACKAGES = {

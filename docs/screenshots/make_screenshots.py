@@ -81,7 +81,7 @@ def snapshot(log, work, after_end_gong_s=40):
     moment are left out.  Returns (log path, that moment)."""
     from datetime import datetime, timezone
 
-    from hallclock.model import epoch_of
+    from hallclock.views.model import epoch_of
     with open(log, encoding="utf-8") as f:
         records = [json.loads(line) for line in f if line.strip()]
     base = datetime(2026, 5, 16, 9, 0, 0).timestamp()  # the round's start: 09:00:00 local
@@ -116,8 +116,8 @@ def serve(server):
 def main(out_dir=HERE):
     from playwright.sync_api import sync_playwright
 
-    from hallclock import projector, refconsole
-    from hallclock.webserve import url_of
+    from hallclock.hall import display as projector, referee as refconsole
+    from hallclock.hall.webserver import url_of
     work = tempfile.mkdtemp(prefix="hallclock-shots-")
     log = make_round(work)
     path, at = snapshot(log, work)

@@ -184,7 +184,7 @@ def validate(mode, values):
 # reports list them: (mode, its settings, its cross-checks).  Settings are
 # ((key, kind, default), ...); kind: "i" whole number, "l" list of whole
 # numbers, "score" A-B, "delay" one of DELAY_KINDS.  Default None: unset.
-# A mode's core is beside it in modes.CORES; its host side in hallclock.modes.
+# A mode's core is beside it in modes.CORES; its host side in hallclock.views.modes.
 ROWS = (
     ("scrabble", (
         ("move_s", "i", 120),

@@ -38,7 +38,7 @@ EVENTS = (
     ("settings", ()),  # mode and settings are added from the event's text, as for boot
     ("round", (("round", "i"), ("elapsed_ms", "i"))),
     # the clock's own margins (hw/device.py); the event's text adds idf_free,
-    # idf_largest and, answering the host's I frame, the versions: hallclock.health
+    # idf_largest and, answering the host's I frame, the versions: hallclock.link.health
     ("health", (("gc_used", "n"), ("gc_free", "n"), ("gc_largest", "n"),
                 ("longest_pass_ms", "i"))),
 )

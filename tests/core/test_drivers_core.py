@@ -2,7 +2,7 @@
 player and the display digits — on fake pins.  MicroPython-compatible: these
 run under CPython and inside the MicroPython VM (tests/test_drivers.py has
 the CPython-only property tests)."""
-from hallclock.vdev.fakes import FakePin
+from hallclock.vboard.vdev.fakes import FakePin
 from hallclock_fw.core.timing import ticks_add, ticks_diff
 from hallclock_fw.display import BLANK, MINUS, render, render_playout
 from hallclock_fw.events import LONG

@@ -5,7 +5,7 @@ very module runs under CPython and inside the MicroPython VM
 interpreters accept exactly the same inputs.  Plain asserts, no pytest."""
 from hallclock_fw import protocol, settings
 from hallclock_fw.link import DeviceLink
-from hallclock.vdev.fakes import FakeUART
+from hallclock.vboard.vdev.fakes import FakeUART
 
 GOOD = (("0", 0), ("-0", 0), ("7", 7), ("007", 7), ("-12", -12), ("120000", 120000),
         ("2147483647", 2147483647), ("-2147483647", -2147483647), ("0000000001", 1))

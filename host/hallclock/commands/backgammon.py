@@ -75,7 +75,7 @@ def cmd_backgammon_time(args):
     else:
         print(f"Match to {match}, score A {a} - B {b}: the trailing player "
               f"({'A' if a < b else 'B'}) needs {pts}.")
-    from ..modes import view_for
+    from ..views.modes import view_for
     per_move = view_for(MODE).delay_words[values["delay"]]
     print(f"Bank: {needs} x {fmt_s(values['per_point_s'])} = {fmt_s(bank_s)} "
           f"({bank_s} s) per player, plus a {values['delay_s']} s {per_move} per move.")
@@ -114,7 +114,7 @@ def cmd_lateness(args):
 
 
 def _delay_words():
-    from ..modes import view_for
+    from ..views.modes import view_for
     return view_for(MODE).delay_words
 
 

@@ -68,11 +68,11 @@ def _hall_options(p, user):
 
 
 def cmd_broker_config(args):
-    from .. import broker
+    from ..net import broker
     clocks = broker.parse_clocks(args.clocks)
     tls = None
     if args.tls_port is not None:
-        from .. import tlsca
+        from ..net import tls as tlsca
         if args.tls_port == args.broker_port:
             raise BadInput("--tls-port must differ from --broker-port")
         if not args.bind:
@@ -96,7 +96,7 @@ def cmd_broker_config(args):
 
 
 def cmd_broker(args):
-    from .. import broker
+    from ..net import broker
     conf = broker.check_dir(args.dir)
     problem = broker.reachable_by_broker(args.dir)
     if problem is not None:
@@ -133,8 +133,8 @@ def _files_for_broker():
 def cmd_referee(args):
     from hallclock_fw.events import BUTTON_NAMES
 
-    from ..broker import check_name, parse_broker
-    from ..mqtthost import send_signal
+    from ..net.broker import check_name, parse_broker
+    from ..net.mqtt import send_signal
     address = parse_broker(args.broker)
     check_name("hall name", args.hall)
     send_signal(address, args.hall, args.credentials, BUTTON_NAMES.index(args.button),
@@ -144,8 +144,8 @@ def cmd_referee(args):
 
 
 def cmd_view(args):
-    from ..broker import check_name, parse_broker
-    from ..mqtthost import BrokerLogger
+    from ..net.broker import check_name, parse_broker
+    from ..net.mqtt import BrokerLogger
     from .log import run_live
     address = parse_broker(args.broker)
     check_name("hall name", args.hall)

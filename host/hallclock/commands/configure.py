@@ -48,7 +48,7 @@ def settings_text(mode, pairs):
 
 
 def cmd_configure(args):
-    from ..central import REASON_TEXT, configure, configure_broker
+    from ..hall.configure import REASON_TEXT, configure, configure_broker
     from .log import broker_args
     from .ports import resolve_port
     from .round import read_ports_file
@@ -58,7 +58,7 @@ def cmd_configure(args):
     if not 0.1 <= args.wait_s <= 60:
         raise BadInput(f"--wait-s {args.wait_s:g}: give 0.1 to 60 seconds")
     if address is not None:
-        from ..broker import check_name
+        from ..net.broker import check_name
         for name in args.clock:
             check_name("clock name", name)
         print(f"configure: {args.mode} {text}", flush=True)
@@ -94,7 +94,7 @@ def _print(results, REASON_TEXT):  # noqa: N803
             bad += 1
         print(line, flush=True)
     taken = sum(1 for r in results if r[2] == "taken")
-    from ..words import plural
+    from ..views.words import plural
     print(f"configure: {plural(taken, 'clock')} took the settings, {bad} did not", flush=True)
     if bad:
         print("hallclock: configure: some clocks did not take the settings (see above): end "

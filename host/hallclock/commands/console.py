@@ -26,8 +26,8 @@ def register(sub):
 
 
 def cmd_console(args):
-    from ..webserve import serve, url_of
-    from ..refconsole import BrokerRoundTail, BrokerSignals, make_server
+    from ..hall.webserver import serve, url_of
+    from ..hall.referee import BrokerRoundTail, BrokerSignals, make_server
     from .log import broker_args
 
     address = broker_args(args)
@@ -38,7 +38,7 @@ def cmd_console(args):
         if args.referee_log is None:
             raise BadInput("console --broker: give --referee-log FILE, where the pause "
                            "reasons go (the round's report reads it beside the log)")
-        from ..mqtthost import BrokerLogger
+        from ..net.mqtt import BrokerLogger
         viewer = BrokerLogger(address, args.hall, args.credentials, None, user="viewer",
                               tls=args.tls_ca)
         viewer.open()

@@ -24,7 +24,7 @@ def _earlier_demo(log):
     """True if ``log`` is the log an earlier demo wrote (so the demo may make
     its files afresh); BadInput if it is some other file."""
     from ..errors import BadInput
-    from ..logfile import scan
+    from ..link.logfile import scan
     if not os.path.lexists(log):
         return False
     try:
@@ -42,9 +42,11 @@ def cmd_demo(args):
 
     from hallclock_fw.settings import parse
 
-    from .. import report, scenario, virtual
+    from ..views import report
+    from .. import scenario
+    from ..vboard import device as virtual
     from ..errors import BadInput
-    from ..outfiles import check_outputs
+    from ..views.outfiles import check_outputs
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise BadInput(f"--out {args.out}: is a file, not a folder")
     try:

@@ -89,7 +89,7 @@ def sha256(data):
 
 def stage_firmware(folder):
     """The build (.mpy, as 'make firmware') in ``folder``: {board path: local path}."""
-    from ..mpvm.files import FIRMWARE, firmware_mpy
+    from ..vboard.mpvm.files import FIRMWARE, firmware_mpy
     files = {}
     for rel, data in firmware_mpy().items():
         local = Path(folder) / rel
@@ -131,8 +131,8 @@ class Board:
     def _deploy(self):
         from hallclock_fw import VERSION
 
-        from .. import boardinfo
-        from ..boardinfo import BoardError, mpremote
+        from . import _boardinfo as boardinfo
+        from ._boardinfo import BoardError, mpremote
         boardinfo.hand_back(self.port, self.wait_s)
         info = boardinfo.read(self.port)
         if self.clock is None:

@@ -35,7 +35,7 @@ def answer(lines_in, send, wait, wait_s):
     from hallclock_fw import protocol
 
     from .. import catalog
-    from ..health import health_fields
+    from ..link.health import health_fields
     hello = None
     health = None
     end = time.monotonic() + wait_s
@@ -61,7 +61,7 @@ def answer(lines_in, send, wait, wait_s):
 
 
 def _serial(path, wait_s):
-    from ..transport import Port
+    from ..link.transport import Port
     port = Port(path)
     port.open()
     buf = bytearray()
@@ -94,9 +94,9 @@ def _serial(path, wait_s):
 def _broker(address, hall, credentials, clock, tls, wait_s):
     from hallclock_fw.netlink import topic
 
-    from ..broker import load_credentials
-    from ..mqtthost import BrokerClient
-    from ..netseal import ClockSeal, clock_mac
+    from ..net.broker import load_credentials
+    from ..net.mqtt import BrokerClient
+    from ..net.seal import ClockSeal, clock_mac
     creds = load_credentials(credentials, "logger")
     # the clock's own key: its answer is opened, our W and I sealed, as the
     # logger does (a frame that is not sealed is dropped by the clock)
@@ -123,7 +123,7 @@ def _broker(address, hall, credentials, clock, tls, wait_s):
 
 def verdict(hello, health):
     """(lines to print, what is short) of the clock's answer."""
-    from ..health import GC_AREA, shortfalls
+    from ..link.health import GC_AREA, shortfalls
     lines = []
     if hello is not None:
         lines.append(f"clock {hello[2]}: mode {hello[3]}, firmware {hello[4]} (hello)")
@@ -158,7 +158,7 @@ def cmd_doctor(args):
     if address is not None:
         if not args.clock:
             raise BadInput("--broker needs --clock NAME: the clock to ask")
-        from ..broker import check_name
+        from ..net.broker import check_name
         check_name("clock name", args.clock)
         where = f"clock {args.clock} on the broker {args.broker}"
         hello, health = _broker(address, args.hall, args.credentials, args.clock,

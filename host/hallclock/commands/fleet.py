@@ -43,8 +43,8 @@ def cmd_fleet_config(args):
     from hallclock_fw import settings as settings_mod
     from hallclock_fw.hw import config
 
-    from ..broker import parse_clocks
-    from ..outfiles import check_outputs, write_file
+    from ..net.broker import parse_clocks
+    from ..views.outfiles import check_outputs, write_file
     clocks = parse_clocks(args.clocks)
     try:
         values = settings_mod.parse(args.mode, args.set)

@@ -5,7 +5,7 @@ import os
 
 from ..cliopts import renamed
 from ..errors import BadInput
-from ..modes import hall_modes
+from ..views.modes import hall_modes
 
 MAX_REAL_S = 24 * 3600.0  # hall-simulate paces real time: a day at most
 
@@ -48,8 +48,8 @@ def register(sub):
 
 
 def cmd_hall(args):
-    from ..relay import Relay, run_hall, summary
-    from ..logger import Logger
+    from ..hall.relay import Relay, run_hall, summary
+    from ..link.logger import Logger
     ports = [args.hall_unit_port] + args.port
     if len(set(ports)) != len(ports):
         raise BadInput("a port is given twice: the hall unit and every table need "
@@ -68,8 +68,9 @@ def cmd_hall(args):
 def cmd_hall_simulate(args):
     from hallclock_fw.settings import MODES
 
-    from .. import scenario, virtual
-    from ..relay import check_table_count, simulate_hall, summary
+    from .. import scenario
+    from ..vboard import device as virtual
+    from ..hall.relay import check_table_count, simulate_hall, summary
     if args.mode not in MODES:
         raise BadInput(f"unknown mode {args.mode!r} (modes: {', '.join(MODES)})")
     if args.mode not in hall_modes():
@@ -112,7 +113,7 @@ def cmd_hall_simulate(args):
 
 
 def _simulate_on_broker(args, hall, tables, values):
-    from ..mqtthall import HALL, simulate_hall_mqtt
+    from ..hall.netsim import HALL, simulate_hall_mqtt
     from .log import broker_args
     if args.broker is None:
         if args.credentials is not None or args.hall is not None:

@@ -5,8 +5,8 @@ GROUP = "watch"  # the director's task (hallclock.cliopts.GROUPS)
 
 
 def cmd_hall_display(args):
-    from ..projector import make_server
-    from ..webserve import serve, url_of
+    from ..hall.display import make_server
+    from ..hall.webserver import serve, url_of
 
     source = _broker_source(args)  # the hall network, as 'viewer' (docs/network.md)
     server = make_server(args.log, args.host, args.http_port, args.clock, source=source)
@@ -48,8 +48,8 @@ def _broker_source(args):
         return None
     if args.log is not None:
         raise BadInput("give --log or --broker, not both")
-    from ..mqtthost import BrokerLogger
-    from ..projector import BrokerTail
+    from ..net.mqtt import BrokerLogger
+    from ..hall.display import BrokerTail
     viewer = BrokerLogger(address, args.hall, args.credentials, None, user="viewer",
                           tls=args.tls_ca)
     viewer.open()

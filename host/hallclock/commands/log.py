@@ -51,7 +51,7 @@ def broker_args(args):
             if getattr(args, opt, None) is not None:
                 raise BadInput(f"--{opt.replace('_', '-')} goes with --broker HOST:PORT")
         return None
-    from ..broker import check_name, parse_broker
+    from ..net.broker import check_name, parse_broker
     address = parse_broker(args.broker)
     if args.hall is None or args.credentials is None:
         raise BadInput("--broker needs --hall NAME and --credentials FILE "
@@ -66,15 +66,15 @@ def broker_args(args):
 
 
 def cmd_log(args):
-    from ..logger import Logger
+    from ..link.logger import Logger
     from .ports import resolve_port
     if args.reset and args.broker is not None:  # --reset: serial ports only
         raise BadInput("--reset is for serial ports (it pulses a DevKit's EN line); "
                        "a clock on the hall network resets from its own button")
     address = broker_args(args)
     if address is not None:
-        from ..mqtthost import BrokerLogger
-        from ..broker import check_name
+        from ..net.mqtt import BrokerLogger
+        from ..net.broker import check_name
         for name in args.clock:
             check_name("clock name", name)
         clocks = list(dict.fromkeys(args.clock)) or None
@@ -93,7 +93,7 @@ def cmd_log(args):
     logger.open()
     run_live(logger, args.plain, args.exit_on_end)
     print(f"hallclock log: {logger.stats()}", file=sys.stderr)
-    from ..mqtthost import check_stored
+    from ..net.mqtt import check_stored
     check_stored(logger)  # a full disk: records unstored are an error, never exit 0
     return 0
 
@@ -101,7 +101,7 @@ def cmd_log(args):
 def run_live(logger, plain, exit_on_end):
     """Run an opened logger (or a viewer) under the live view until it ends
     (``exit_on_end``) or Ctrl-C."""
-    from ..liveview import LiveView
+    from ..views.liveview import LiveView
     try:
         with LiveView(logger, plain=True if plain else None) as view:
             logger.run(exit_on_end=exit_on_end, on_poll=view.poll)
@@ -110,11 +110,11 @@ def run_live(logger, plain, exit_on_end):
 
 
 def _log_hall_on_broker(args, address, clocks):
-    """``log --broker --hall-unit NAME``: the hall relay (hallclock.relay) on the
+    """``log --broker --hall-unit NAME``: the hall relay (hallclock.hall.relay) on the
     hall network: the hall unit first, the tables after it."""
-    from ..broker import check_name, clocks_of, load_credentials
-    from ..mqtthost import BrokerLogger
-    from ..relay import Relay, run_hall, summary
+    from ..net.broker import check_name, clocks_of, load_credentials
+    from ..net.mqtt import BrokerLogger
+    from ..hall.relay import Relay, run_hall, summary
     check_name("clock name", args.hall_unit)
     names = clocks or clocks_of(load_credentials(args.credentials))
     if args.hall_unit not in names:
@@ -133,7 +133,7 @@ def _log_hall_on_broker(args, address, clocks):
         pass
     print(summary(relay))
     print(f"hallclock log: {logger.stats()}", file=sys.stderr)
-    from ..mqtthost import check_stored
+    from ..net.mqtt import check_stored
     check_stored(logger)
     return 0
 
@@ -142,5 +142,5 @@ def _restorer(args):
     """``--restore``: what sends a rebooted clock its game back (the model's replay)."""
     if not args.restore:
         return None
-    from ..model import restore_for
+    from ..views.model import restore_for
     return restore_for

@@ -26,7 +26,7 @@ def hand_back(path, wait_s=3.0):
     what was seen: "handed back", "repl" (no clock was running) or None."""
     from hallclock_fw import protocol
 
-    from ..transport import Port
+    from ..link.transport import Port
     port = Port(path)
     port.open()
     seen = bytearray()

@@ -76,7 +76,7 @@ def cmd_ports(args):
     from rich.table import Table
 
     if args.versions or args.port:  # each board's clock name and versions (boardinfo)
-        from ..boardinfo import versions_lines
+        from ._boardinfo import versions_lines
         ports = args.port or [p[0] for p in likely_boards()]
         if not ports:
             print("No ESP32 board found to ask (give --port P)")

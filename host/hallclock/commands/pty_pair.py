@@ -24,7 +24,7 @@ def register(sub):
 
 def make_pair():
     """((master fd, slave fd, path), (master fd, slave fd, path)), both raw."""
-    from ..transport import pty_pair
+    from ..link.transport import pty_pair
     return pty_pair(), pty_pair()
 
 

@@ -22,12 +22,12 @@ def register(sub):
 
 
 def cmd_report(args):
-    from .. import report
+    from ..views import report
     if args.round is not None or args.more_logs:
         from .round import cmd_report_round
         return cmd_report_round(args)
     from ..errors import one_line
-    from ..outfiles import check_outputs
+    from ..views.outfiles import check_outputs
     # every output is checked before anything is read or written
     outputs = [(opt, path) for opt, path in (("--csv", args.csv), ("--plot", args.plot))
                if path is not None]

@@ -62,8 +62,8 @@ def check_round(n):
 
 
 def cmd_round_start(args):
-    from ..logger import Logger
-    from ..roundctl import RoundControl, run_round
+    from ..link.logger import Logger
+    from ..hall.round import RoundControl, run_round
     from .ports import resolve_port
     from .log import broker_args
     check_round(args.number)
@@ -75,7 +75,7 @@ def cmd_round_start(args):
     if not args.out:
         raise BadInput("round start: give --out LOG, the round's log")
     if address is not None:
-        from ..mqtthost import BrokerLogger
+        from ..net.mqtt import BrokerLogger
         logger = BrokerLogger(address, args.hall, args.credentials, args.out, tls=args.tls_ca)
     else:
         ports = [resolve_port(p) for p in args.port]
@@ -103,7 +103,7 @@ def cmd_round_start(args):
         pass
     show()
     missing = control.missing()
-    from ..words import plural
+    from ..views.words import plural
     print(f"round {args.number}: {plural(len(control.sessions), 'clock session')} heard, "
           f"{control.late_sent} told late, {plural(control.gongs_heard, 'gong')} given by the "
           f"clocks, {plural(control.gongs, 'GONG')} sent by the referee"
@@ -133,8 +133,9 @@ def cmd_virtual_clocks(args):
 
     from hallclock_fw.settings import MODES
 
-    from .. import scenario, virtual
-    from ..roundctl import start_virtual_clocks
+    from .. import scenario
+    from ..vboard import device as virtual
+    from ..hall.round import start_virtual_clocks
     if args.mode not in MODES:
         raise BadInput(f"unknown mode {args.mode!r} (modes: {', '.join(MODES)})")
     values = virtual.check_settings(args.mode, args.set)
@@ -147,7 +148,7 @@ def cmd_virtual_clocks(args):
                        f"or {args.tables} times")
     loaded = [scenario.load(p) for p in args.script]
     scripts = [loaded[i if len(loaded) > 1 else 0] for i in range(args.tables)]
-    from ..outfiles import check_outputs, write_file
+    from ..views.outfiles import check_outputs, write_file
     check_outputs([("--ports-file", args.ports_file)], inputs=args.script, force=args.force)
     ready = None
     if args.detach:
@@ -193,12 +194,12 @@ def cmd_virtual_clocks(args):
 
 
 def cmd_report_round(args):
-    from .. import roundreport
+    from ..views import roundreport
     if args.round is None:
         raise BadInput("several logs: give --round N (the round's report across the logs)")
     check_round(args.round)
     logs = [args.log] + list(args.more_logs)
-    from ..outfiles import check_outputs  # nothing written over (docs/contract.md)
+    from ..views.outfiles import check_outputs  # nothing written over (docs/contract.md)
     check_outputs([(o, p) for o, p in (("--csv", args.csv), ("--plot", args.plot)) if p],
                   inputs=logs, force=getattr(args, "force", False))
     tables = roundreport.load_round(args.round, logs)

@@ -96,7 +96,7 @@ def check_speed(speed):
 
 # -- the device side's interpreter (docs/micropython.md) --
 def _heap_kib(text):
-    from ..mpunix import MIN_HEAP_KIB
+    from ..vboard.unixport import MIN_HEAP_KIB
     try:
         value = int(text)
     except ValueError:
@@ -151,7 +151,8 @@ def prepare_device(args):
     """The settings and scenario actions of a virtual clock, checked (BadInput)."""
     from hallclock_fw.settings import MODES
 
-    from .. import scenario, virtual
+    from .. import scenario
+    from ..vboard import device as virtual
     if args.mode not in MODES:
         raise BadInput(f"unknown mode {args.mode!r} (modes: {', '.join(MODES)})")
     values = virtual.check_settings(args.mode, args.set)
@@ -160,7 +161,7 @@ def prepare_device(args):
 
 
 def cmd_simulate(args):
-    from .. import virtual
+    from ..vboard import device as virtual
     values, actions = prepare_device(args)
     if os.path.exists(args.out) and os.path.getsize(args.out) > 0:
         raise BadInput(f"{args.out} already exists: simulate writes a new log; "
@@ -177,7 +178,7 @@ def cmd_simulate(args):
 
 
 def cmd_device(args):
-    from .. import virtual
+    from ..vboard import device as virtual
     values, actions = prepare_device(args)
     if not 0 < args.silence_s <= MAX_SILENCE_S:  # nan and inf fail this too
         raise BadInput(f"--silence-s {args.silence_s:g}: give a number of seconds above 0 "
@@ -192,7 +193,7 @@ def cmd_device(args):
         raise BadInput("give --port PORT (a serial port) or --broker HOST:PORT "
                        "(the hall network)")
     if args.interpreter == "micropython-unix":
-        from .. import mpunix
+        from ..vboard import unixport as mpunix
         os.close(virtual.open_device_port(args.port))  # a clear error for a bad path
         mpunix.run(args.mode, values, actions, args.port, clock=args.clock, sid=sid,
                    start_ticks=args.start_ticks, period=args.loop, heap_kib=args.heap_kib,
@@ -214,12 +215,12 @@ def cmd_device(args):
 
 def _device_on_broker(args, address, values, actions, sid):
     """``device --broker``: the firmware's own network link to the broker."""
-    from .. import virtual
-    from ..broker import load_credentials
-    from ..mqtthost import device_link
+    from ..vboard import device as virtual
+    from ..net.broker import load_credentials
+    from ..net.mqtt import device_link
     creds = load_credentials(args.credentials, args.clock)
     if args.interpreter == "micropython-unix":  # the same NetLink, on the unix port's sockets
-        from ..mqtthost import run_unix_device
+        from ..net.mqtt import run_unix_device
         if args.tls_ca is not None:
             raise BadInput("--tls-ca with --interpreter micropython-unix: not supported "
                            "(the unix port runs the clock's plain MQTT; see docs/network.md)")

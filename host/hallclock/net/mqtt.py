@@ -1,0 +1,530 @@
+"""The host's side of the hall network: a paho-mqtt connection to the hall's
+broker, and the logger over it (docs/network.md).
+
+One frame per MQTT message, QoS 0, the same frames as on the serial line:
+each clock's ``hallclock/<hall>/<clock>/up`` messages go into that clock's own
+:class:`~hallclock.link.hostlink.HostLink` (exactly as a serial port's bytes do),
+and whatever the HostLink sends (acks after the fsync, resend requests,
+``W``, restores) is published on that clock's ``down`` topic.  The log is
+the serial log: the host cannot tell a clock on Wi-Fi from one on a cable.
+
+paho runs its network loop in its own thread (with reconnects); messages are
+handed to the logger's thread through a queue and a pipe the logger's poller
+watches, so the logger stays one loop with one fsync per pass.
+"""
+import collections
+import os
+import select
+import ssl
+import sys
+import threading
+import time
+
+from hallclock_fw import protocol
+from hallclock_fw.netlink import topic
+
+from .broker import clocks_of, load_credentials
+from ..errors import BadInput, HallclockError, LinkError
+from ..link.hostlink import HostLink, Session
+from ..link.logfile import LogWriter
+from ..link.logger import LINGER_MAX_S, LINGER_S, TIMERS_S, Logger
+from .seal import ClockSeal, clock_mac, require_keys, seal_all
+from ..link.transport import close_fds
+
+CONNECT_WAIT_S = 10.0
+KEEPALIVE_S = 15
+
+
+def _paho():
+    import paho.mqtt.client as mqtt
+    return mqtt
+
+
+class BrokerClient:
+    """A paho client as one of the hall's host clients (logger, referee,
+    viewer).  ``messages()`` takes what arrived on ``subscribe`` topics;
+    ``fileno()`` is readable while messages wait."""
+
+    def __init__(self, address, creds, subscribe=(), tls=None, client_id=None):
+        mqtt = _paho()
+        self.host, self.port = address
+        self.user = creds["user"]
+        cid = client_id or "%s-%s" % (self.user, os.urandom(3).hex())
+        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=cid,
+                                  protocol=mqtt.MQTTv311, clean_session=True)
+        self.client.username_pw_set(creds["user"], creds["password"])
+        if tls is not None:
+            self.client.tls_set(ca_certs=tls, tls_version=ssl.PROTOCOL_TLS_CLIENT)
+        self.client.reconnect_delay_set(min_delay=0.1, max_delay=2)
+        self.subscribe = list(subscribe)
+        self.queue = collections.deque()
+        self.rfd, self.wfd = os.pipe()
+        os.set_blocking(self.rfd, False)
+        os.set_blocking(self.wfd, False)
+        self.connected = threading.Event()
+        self.refused = None  # reason text when the broker refused us
+        self.connects = 0
+        self.client.on_connect = self._on_connect
+        self.client.on_disconnect = self._on_disconnect
+        self.client.on_message = self._on_message
+        self.client.on_subscribe = self._on_subscribe
+
+    def _on_connect(self, client, _userdata, _flags, rc, _props):
+        if rc.is_failure:
+            self.refused = str(rc)
+            self.connected.set()
+            client.disconnect()
+            return
+        self.connects += 1
+        if self.subscribe:
+            client.subscribe([(t, 0) for t in self.subscribe])
+        else:
+            self.connected.set()
+
+    def _on_subscribe(self, _client, _userdata, _mid, codes, _props):
+        if any(c.is_failure for c in codes):
+            self.refused = "subscription refused"
+        self.connected.set()  # the first connection is ready once subscribed
+
+    def _on_disconnect(self, *_args):
+        pass
+
+    def _on_message(self, _client, _userdata, msg):
+        self.queue.append((msg.topic, msg.payload))
+        try:
+            os.write(self.wfd, b"x")
+        except BlockingIOError:
+            pass  # the pipe is full: the reader is woken anyway
+
+    def start(self):
+        try:
+            self.client.connect(self.host, self.port, keepalive=KEEPALIVE_S)
+        except (OSError, ValueError) as exc:
+            raise BadInput(f"cannot reach the broker at {self.host}:{self.port}: {exc}. "
+                           "Is 'hallclock broker' running there?") from None
+        self.client.loop_start()
+        if not self.connected.wait(CONNECT_WAIT_S):
+            self.stop()
+            raise LinkError(f"the broker at {self.host}:{self.port} did not answer "
+                            f"within {CONNECT_WAIT_S:.0f} s")
+        if self.refused is not None:
+            self.stop()
+            raise BadInput(f"the broker at {self.host}:{self.port} refused {self.user!r}: "
+                           f"{self.refused}. Check --credentials (the file broker-config "
+                           "wrote for this broker)")
+        return self
+
+    def fileno(self):
+        return self.rfd
+
+    def messages(self):
+        try:
+            while os.read(self.rfd, 4096):
+                pass
+        except BlockingIOError:
+            pass
+        out = []
+        q = self.queue
+        while q:
+            out.append(q.popleft())
+        return out
+
+    def wait(self, timeout):
+        if self.queue:
+            return True
+        return bool(select.select([self.rfd], [], [], timeout)[0])
+
+    def publish(self, topic_name, payload):
+        self.client.publish(topic_name, payload, qos=0)
+
+    def stop(self):
+        try:
+            self.client.disconnect()
+        except Exception:
+            pass
+        self.client.loop_stop()
+        close_fds(self.rfd, self.wfd)
+        self.rfd = self.wfd = -1
+
+
+class ClockTopic:
+    """What the live view asks of a port, for one clock on the broker."""
+
+    def __init__(self, hall, clock):
+        self.clock = clock
+        self.path = topic(hall, clock, "up")
+        self.state = "waiting"  # until the clock is heard; "lost" on its last will
+        self.reconnects = 0
+        self.ser = None
+        self.write = None  # set by the logger: publish to the clock's down topic
+
+
+LOST = protocol.lost()  # a clock's MQTT last will (hallclock_fw/netlink.py)
+
+
+def _clock_of(hall, topic_name):
+    parts = topic_name.split("/")
+    if len(parts) == 4 and parts[0] == "hallclock" and parts[1] == hall and parts[3] == "up":
+        return parts[2]
+    return None
+
+
+def claims_other_clock(clock, payload):
+    """True for a hello whose clock name is not the topic's: a clock may only
+    speak for itself (the broker lets it publish only on its own topic)."""
+    tokens = protocol.check(protocol.unframe(payload))
+    return tokens is not None and tokens[0] == "H" and tokens[2] != clock
+
+
+class MemoryWriter(LogWriter):
+    """A log kept in memory (the viewer's): the same records, no file."""
+
+    def __init__(self, name):
+        LogWriter.__init__(self, os.devnull)
+        self.path = name
+        self.records = []
+
+    def flush(self):
+        n = len(self.pending)
+        if n:
+            self.records.extend(self.pending_records)
+            self.count += n
+            self.flushes += 1
+            del self.pending[:]
+            del self.pending_records[:]
+        return n
+
+    def session_records(self, clock, session):
+        self.flush()
+        return [r for r in self.records if r.get("clock") == clock and r.get("session") == session]
+
+
+class BrokerLogger(Logger):
+    """``hallclock log --broker``: every clock of the hall into one log.  The
+    same HostLink per clock as per serial port, so the same records.
+
+    With ``user="viewer"`` (``out`` None) it is a read-only record source for
+    the live view and the hall display on another laptop: the records go to
+    a :class:`MemoryWriter`, nothing is sent (the broker lets a viewer publish
+    nothing), and a session heard mid-way is taken up from the event heard
+    (a viewer cannot ask for the past: start it before the round)."""
+
+    def __init__(self, address, hall, credentials, out, clocks=None, restore=None,
+                 tls=None, user="logger"):
+        creds = load_credentials(credentials, user)
+        self.creds = creds
+        self.viewer = out is None
+        if self.viewer:
+            self.writer = MemoryWriter(f"broker {address[0]}:{address[1]} hall {hall}")
+        else:
+            folder = os.path.dirname(os.path.abspath(out))
+            if not os.path.isdir(folder):
+                raise BadInput(f"{out}: the folder {folder} does not exist")
+            self.writer = LogWriter(out)
+        self.hall = hall
+        self.expect = list(clocks) if clocks else clocks_of(creds)
+        self.restore = restore
+        self.net = BrokerClient(address, creds[user], [topic(hall, "+", "up")], tls=tls)
+        self.ports = []
+        self.links = []
+        self.seals = []  # per clock: its sealed frames (hallclock.net.seal)
+        self.index = {}
+        for c in self.expect:
+            self._add(c)
+        self.next_timers = 0.0
+        self.foreign = 0  # hellos naming another clock than their topic
+        # a full disk, as the serial logger meets it (Logger._say_disk, disk_problem)
+        self.disk_said = None
+        self.say = lambda text: print(text, file=sys.stderr, flush=True)
+        self.unstored = 0  # records still only in memory when the logger closed
+
+    def _add(self, clock):
+        down = topic(self.hall, clock, "down")
+        # a viewer checks the seal where its credentials hold the clock's key
+        # (the laptop's credentials.json); a viewer-only file holds none: shape only
+        keyed = not self.viewer or "key" in self.creds.get(clock, {})
+        sealed = ClockSeal(clock_mac(self.creds, clock) if keyed else None)
+
+        def send(data, t=down):
+            if self.viewer:
+                return  # a viewer sends nothing (the broker would drop it anyway)
+            for message in sealed.seal_down(data):
+                self.net.publish(t, message)
+        link = HostLink(self.writer, send, clock, restore=self.restore)
+        self.seals.append(sealed)
+        self.index[clock] = len(self.links)
+        port = ClockTopic(self.hall, clock)
+        port.write = link.send  # what the hall relay sends a table
+        self.ports.append(port)
+        self.links.append(link)
+        return self.index[clock]
+
+    def open(self):
+        self.net.start()
+
+    def poll(self, timeout=0.05):
+        self.net.wait(timeout)
+        fed = set()
+        for name, payload in self.net.messages():
+            clock = _clock_of(self.hall, name)
+            if clock is None:
+                continue
+            i = self.index.get(clock)
+            if i is None:
+                if not self.viewer and clock not in self.creds:
+                    self.foreign += 1  # no key for it: nothing it says can be checked
+                    continue
+                i = self._add(clock)
+            payload = self.seals[i].open_up(payload)
+            if payload is None:  # not sealed by the clock, or a replay: counted, dropped
+                continue
+            if claims_other_clock(clock, payload):
+                self.foreign += 1
+                continue
+            if not payload.endswith(b"\n"):
+                payload += b"\n"
+            if payload == LOST:  # the clock's last will: the broker saw its link die
+                self.ports[i].state = "lost"
+                continue
+            if self.viewer:
+                _adopt(self.links[i], clock, payload)
+            self.links[i].feed(payload, flush=False)
+            self.ports[i].state = "connected"
+            fed.add(i)
+        self.writer.flush()
+        if self.writer.full is not None or self.disk_said:
+            self._say_disk()  # loudly; the acks wait for the disk (durable_seq)
+        for i in fed:
+            self.links[i].send_acks()
+        now = time.monotonic()
+        if fed and now < self.next_timers:
+            return True
+        self.next_timers = now + TIMERS_S
+        for link in self.links:
+            link.poll()
+        return bool(fed)
+
+    def refused(self):
+        """Messages dropped unopened: not sealed by their clock, or replays."""
+        return sum(s.refused for s in self.seals)
+
+    def all_ended(self):
+        """Every expected clock's session ended, and every record is on disk
+        (an end held in memory by a full disk is not the end of the log)."""
+        if self.writer.held():
+            return False
+        if not self.expect:  # viewer.json names no clock: every clock heard
+            return bool(self.links) and all(link.ended() for link in self.links)
+        return all(self.links[self.index[c]].ended() for c in self.expect)
+
+    def _linger(self):
+        """The log is complete; keep answering (a clock may lack our last ack)
+        until the clocks are quiet for LINGER_S, at most LINGER_MAX_S."""
+        quiet = time.monotonic() + LINGER_S
+        stop = time.monotonic() + LINGER_MAX_S
+        while time.monotonic() < min(quiet, stop):
+            if self.poll(0.02):
+                quiet = time.monotonic() + LINGER_S
+
+    def stats(self):
+        bad = sum(link.bad for link in self.links) + self.foreign + self.refused()
+        dups = sum(link.dups for link in self.links)
+        lost = sum(link.power_losses for link in self.links)
+        rec = max(0, self.net.connects - 1)
+        full = (f", disk full {self.writer.full_count}× ({self.writer.held()} records still "
+                "held)" if self.writer.full_count else "")
+        return (f"{self.writer.count} records written, {dups} repeats dropped, "
+                f"{bad} bad lines dropped, {rec} reconnects, {lost} power losses{full}")
+
+    def close(self):
+        if self.net.rfd >= 0:
+            self.net.stop()
+        if self.writer.held():  # a last try: the disk may have room again
+            self.writer.retry_at = 0.0
+            try:
+                self.writer.flush()
+            except HallclockError:
+                pass
+        self.unstored = self.writer.held()
+        self.writer.close()
+
+
+def check_stored(logger):
+    """Raise if the logger closed with records only in memory (a full disk):
+    never exit 0 with records unstored.  Their clocks still hold them
+    (nothing was acknowledged), so a logger restarted on a disk with room
+    gets them again."""
+    n = getattr(logger, "unstored", 0)
+    if n:
+        why = logger.writer.full or "disk full"
+        raise HallclockError(
+            f"{n} record(s) could not be stored in {logger.writer.path} ({why}) "
+            "and were not acknowledged: the clocks keep them. Free some space and start "
+            "'hallclock log --broker' again on the same --out; they are sent again")
+
+
+def _adopt(link, clock, payload):
+    """The viewer's HostLink takes up a session from the first event it hears
+    (it may not ask the clock who it is, nor for the past): a session new to
+    it -- by an event, or by a hello whose next event it does not know -- is
+    anchored at the first event heard.  The clock's name is the topic's."""
+    tokens = protocol.check(protocol.unframe(payload))
+    if tokens is None or tokens[0] not in ("E", "H"):
+        return
+    s = link.sessions.get(tokens[1])
+    if s is None:
+        s = Session(tokens[1], clock, tokens[3] if tokens[0] == "H" else None)
+        s.anchor = True
+        link.sessions[tokens[1]] = s
+    if tokens[0] == "E" and getattr(s, "anchor", False):
+        s.anchor = False
+        s.expected = int(tokens[2])
+
+
+class ViewerTail:
+    """``logfile.JsonlTail``'s ``read``/``exists`` on a viewer connection: the
+    records its memory log gained since the last read."""
+
+    def __init__(self, viewer):
+        self.viewer = viewer
+        self.taken = 0
+
+    def exists(self):
+        return True
+
+    def read(self):
+        self.viewer.poll(0)
+        recs = self.viewer.writer.records
+        new = recs[self.taken:]
+        self.taken = len(recs)
+        return new, False
+
+
+def send_signal(address, hall, credentials, button, long=False, tls=None, user="referee"):
+    """The referee's START / GONG / PAUSE to every clock of the hall through
+    ``all/down`` (no logger needed)."""
+    creds = load_credentials(credentials, user)
+    net = BrokerClient(address, creds[user], tls=tls).start()
+    try:
+        info = net.client.publish(topic(hall, "all", "down"),
+                                  seal_all(creds[user], protocol.command(button, long), user))
+        info.wait_for_publish(timeout=5)
+    finally:
+        net.stop()
+
+
+
+# -- virtual clocks on the broker ---------------------------------------------
+def device_link(address, hall, clock, creds, tls=None):
+    """The firmware's own NetLink for a virtual clock, on a CPython socket."""
+    from ..vboard.vdev import netpump
+    require_keys(creds, clock)
+    if tls is None:
+        return netpump.make_link(address[0], address[1], hall, clock, creds)
+    ctx = ssl.create_default_context(cafile=tls)
+    ctx.check_hostname = False
+
+    def wrap(sock):
+        return _TlsSocket(ctx, sock, address[0])
+    from hallclock_fw.netlink import NetLink
+    return NetLink(hall, clock, creds["user"], creds["password"],
+                   netpump.opener(address[0], address[1], wrap), netpump.ticks_ms,
+                   key=creds.get("key"), hall_key=creds.get("hall_key"))
+
+
+class _TlsSocket:
+    """A non-blocking TLS socket with the plain socket's send/recv errors
+    (SSLWantRead/Write read as EAGAIN), for the firmware's client."""
+
+    def __init__(self, ctx, sock, host):
+        self.raw = sock
+        self.ctx = ctx
+        self.host = host
+        self.tls = None
+
+    def _ready(self):
+        import errno
+        if self.tls is None:
+            try:
+                self.raw.getpeername()
+            except OSError:
+                raise OSError(errno.EAGAIN, "connecting") from None
+            self.tls = self.ctx.wrap_socket(self.raw, server_hostname=self.host,
+                                            do_handshake_on_connect=False)
+        try:
+            self.tls.do_handshake()
+        except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+            raise OSError(errno.EAGAIN, "handshake") from None
+        return self.tls
+
+    def send(self, data):
+        import errno
+        try:
+            return self._ready().send(data)
+        except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+            raise OSError(errno.EAGAIN, "tls") from None
+
+    def recv(self, n):
+        import errno
+        try:
+            return self._ready().recv(n)
+        except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+            raise OSError(errno.EAGAIN, "tls") from None
+
+    def fileno(self):
+        return (self.tls or self.raw).fileno()
+
+    def pending(self):
+        """Bytes TLS has decrypted already (a poll on the socket does not see them)."""
+        return self.tls.pending() if self.tls is not None else 0
+
+    def close(self):
+        (self.tls or self.raw).close()
+
+
+# -- the same virtual clock inside the MicroPython unix port ---------------------
+NET_HEAP_EXTRA_KIB = 24  # the MQTT client's buffers and the sockets' objects
+
+
+def unix_device(address, hall, clock, creds, mode, values, actions, sid, silence_s=30.0,
+                heap_kib=None):
+    """``device --broker --interpreter micropython-unix``: the firmware's
+    NetLink and MQTT client on the unix port's own sockets, in its own
+    process (``hallclock.vboard.vdev.netpump.main``).  Returns the Popen and the
+    scenario file to remove once it exited."""
+    import subprocess
+
+    from ..vboard import unixport as mpunix
+    require_keys(creds, clock)
+    from ..vboard.vdev import scenariofile
+    scenario = scenariofile.write(mode, values, actions, prefix="hallclock-net-")
+    code = ("from hallclock.vboard.vdev.netpump import main\n"
+            "main(%r, %r, %d, %r, %r, %r, %r, %r, %d, %r, %r)\n" % (
+                scenario, address[0], address[1], hall, clock, creds["user"],
+                creds["password"], sid, int(silence_s * 1000), creds.get("key"),
+                creds.get("hall_key")))
+    env = dict(os.environ)
+    env["MICROPYPATH"] = str(mpunix.device_tree())
+    heap = mpunix.vm_heap_bytes(heap_kib, mode) + NET_HEAP_EXTRA_KIB * 1024
+    proc = subprocess.Popen([mpunix.binary(), "-X", "heapsize=%d" % heap, "-c", code],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+    return proc, scenario
+
+
+def run_unix_device(*args, **kw):
+    """Run :func:`unix_device` to its end; raises HallclockError on failure."""
+    from ..errors import HallclockError
+    silence_s = kw.get("silence_s", 30.0)
+    proc, scenario = unix_device(*args, **kw)
+    try:
+        out, err = proc.communicate()
+    finally:
+        os.unlink(scenario)
+    if proc.returncode == 3:
+        raise HallclockError(f"no host contact for {silence_s:g} s on the broker; events not "
+                             "acknowledged were not delivered (is 'hallclock log --broker' "
+                             "running?)")
+    if proc.returncode != 0:
+        last = [ln for ln in (err + out).strip().splitlines() if ln.strip()]
+        raise HallclockError("the MicroPython unix device failed: " +
+                             (last[-1] if last else f"exit status {proc.returncode}"))

@@ -1,0 +1,406 @@
+"""The heap model (docs/micropython.md "The heap model"): the clock's GC heap
+on 32-bit sizes against the ESP32's first 56 000-byte area (docs/benchmarks.md,
+bench/heap32.py), and the calibration of the unix port's ``--heap-kib``
+(``calibration``).  ``game``: every mode,
+on the serial link and on Wi-Fi with MQTT connected, through a 40-minute game
+with a 5-minute host outage (minutes 20-25: nothing acknowledged, the ring
+filling, resends and hellos).
+
+Inside the webassembly VM (32-bit words, the same .mpy files as the board)
+garbage is collected only between two requests.  So the game runs one
+request per interval between two of the firmware's own collections: a
+request runs passes of the loop until ``hw.device.idle_collect`` (the
+firmware's policy) says it would collect, and reads ``gc.mem_alloc()`` there:
+the heap's peak of that interval, live plus garbage, just before our
+collection.  The top-level collection after the request is that collection.
+
+Every allowance is measured in the same run, never a constant:
+
+* the VM's own heap before anything is imported (the interpreter; a board
+  has its own at boot, counted in the figures as ``vm_base``);
+* the harness: the scenario runner's modules and the scenario's own actions
+  (live), and the garbage each request makes by itself (the compiled request
+  and the bytes it carries: a calibration request of the same length that
+  runs nothing);
+* on Wi-Fi the fake broker socket and its buffers (harness).
+
+The same boot steps run in the 64-bit unix port (``boot64``): their ratio is
+the word-size scale of ``--heap-kib`` and the unix device's heap beyond them
+its harness (``calibration``, measured once per firmware digest).
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+GC_AREA = 56000
+OUTAGE = (20 * 60000, 25 * 60000)  # the host hears nothing, says nothing
+
+# The driver inside the VM (MicroPython): the Runner with the real firmware,
+# the serial FakeUART or a NetLink on a fake broker socket.
+DRIVER = r'''
+import gc
+from binascii import hexlify
+from hallclock_fw.core.timing import ticks_add
+from hallclock_fw.hw import device
+
+
+class FakeSock:
+    """The broker's end of a TCP socket: what the clock sends is kept for
+    the host side (which speaks MQTT for the broker), what the host side
+    gives is what recv returns."""
+    def __init__(self):
+        self.sent = []
+        self.rx = []
+
+    def send(self, data):
+        self.sent.append(data)
+        return len(data)
+
+    def recv(self, n):
+        if not self.rx:
+            return None
+        data = self.rx[0]
+        if len(data) > n:
+            self.rx[0] = data[n:]
+            return data[:n]
+        self.rx.pop(0)
+        return data
+
+    def close(self):
+        pass
+
+    def setblocking(self, flag):
+        pass
+
+
+S = [None]
+
+
+def make(mode, settings, actions, wifi):
+    from hallclock.vboard.vdev.runner import Runner
+    if not wifi:
+        return Runner(mode, settings, actions, clock="bench", sid="0000b32a")
+
+    class NetRunner(Runner):
+        def _boot(self, now):
+            from hallclock_fw.netlink import NetLink
+            sock = FakeSock()
+            S[0] = sock
+            self.sock = sock
+            self.uart = NetLink("hall", "bench", "bench", "pw", lambda now: sock, self.now)
+            Runner._boot(self, now)
+
+        def feed(self, data):
+            self.sock.rx.append(data)
+
+        def take_output(self):
+            out = b"".join(self.sock.sent)
+            self.sock.sent = []
+            return out
+    return NetRunner(mode, settings, actions, clock="bench", sid="0000b32a")
+
+
+def run(feed):
+    """Passes until the firmware would collect; the heap there."""
+    r = R
+    if device.GC[0]:  # the top-level collection after the last request was ours
+        device.GC[4] = gc.mem_alloc()
+    if feed:
+        r.feed(feed)
+    st = 0
+    n = 0
+    while True:
+        st = r.step()
+        n += 1
+        if st != 0:
+            break
+        now = r.clock.now
+        if device.idle_collect(now, ticks_add(now, r.ms - r.last_ms), r.app.events):
+            break
+    used = gc.mem_alloc()
+    out = r.take_output()
+    print("@@", used, st, r.ms, n, r.app.link.seq, hexlify(out).decode() if out else "-")
+
+
+def calibrate(feed):
+    print("@@", gc.mem_alloc())
+'''
+
+
+def _mqtt_replies(buf, out_frames):
+    """The broker's side of the clock's MQTT bytes: replies (bytes) and the
+    frames the clock published (appended to out_frames).  Returns the rest
+    of ``buf`` (an incomplete packet)."""
+    replies = b""
+    while len(buf) >= 2:
+        n, shift, i = 0, 0, 1
+        while True:
+            if i >= len(buf):
+                return replies, buf
+            b = buf[i]
+            n |= (b & 127) << shift
+            i += 1
+            if not b & 128:
+                break
+            shift += 7
+        if i + n > len(buf):
+            return replies, buf
+        first, body = buf[0], buf[i:i + n]
+        buf = buf[i + n:]
+        kind = first >> 4
+        if kind == 1:  # CONNECT
+            replies += b"\x20\x02\x00\x00"
+        elif kind == 8:  # SUBSCRIBE: one granted QoS 0 per topic
+            pid = body[:2]
+            topics, at = 0, 2
+            while at < len(body):
+                tl = (body[at] << 8) | body[at + 1]
+                at += 2 + tl + 1
+                topics += 1
+            replies += bytes((0x90, 2 + topics)) + pid + b"\x00" * topics
+        elif kind == 12:  # PINGREQ
+            replies += b"\xd0\x00"
+        elif kind == 3:
+            tl = (body[0] << 8) | body[1]
+            out_frames.append(bytes(body[2 + tl:]))
+    return replies, buf
+
+
+def long_game(mode, minutes=40):
+    """(script text, settings pairs) of a steady game of ``minutes`` and a bit:
+    Scrabble goes on into the play-out after the round's end gong."""
+    lines = ["0 press START"]
+    t = 2000
+    if mode == "scrabble":
+        lines.append("%d press B" % t)
+        who = "A"
+        n = 0
+        while t < (minutes + 3) * 60000:  # 3 minutes of play-out after the end gong
+            n += 1
+            t += 25000 + (n * 7919) % 40000  # 25-65 s per move
+            lines.append("%d press %s" % (t, who))
+            if n % 17 == 0:  # a challenge now and then (ČAS 9.1)
+                lines.append("%d press PAUSE" % (t + 5000))
+                lines.append("%d press %s" % (t + 35000, "B" if who == "A" else "A"))
+                t += 35000
+            who = "B" if who == "A" else "A"
+        return "\n".join(lines) + "\n%d end\n" % (t + 5000), []
+    if mode == "duplicate":
+        lines = []
+        t = 20000
+        n = 0
+        while t < minutes * 60000:
+            n += 1
+            lines.append("%d press START" % t)
+            if n % 5 == 0:
+                lines.append("%d press PAUSE" % (t + 50000))
+                lines.append("%d press PAUSE" % (t + 80000))
+                t += 30000
+            t += 200000
+        return "\n".join(lines) + "\n%d end\n" % t, []
+    # backgammon: alternating presses, 17 s a move (2 s off the 15 s delay)
+    lines = ["0 press B"]
+    t = 0
+    who = "A"
+    while t < minutes * 60000:
+        t += 17000
+        lines.append("%d press %s" % (t, who))
+        who = "B" if who == "A" else "A"
+    return "\n".join(lines) + "\n%d end\n" % (t + 5000), ["match=25"]
+
+
+def _files():
+    from .wasm import MACHINE_STANDIN, device_files
+    files = device_files()
+    files["benchdrv.py"] = DRIVER
+    files["network.py"] = "STA_IF = 0\nclass WLAN:\n    def __init__(self, *a): pass\n"
+    files["socket.py"] = "AF_INET = 2\nSOCK_STREAM = 1\n"
+    files["machine.py"] = MACHINE_STANDIN + "def unique_id(): return b'\\x00\\x01\\x02'\n"
+    return files
+
+
+def boot_steps(mode, link, actions, values):
+    """[(label, code)]: what a board imports and builds, then the harness.
+    The live heap after each step, less that before, is the step's share."""
+    wifi = link == "wifi"
+    # the firmware's modules, as a board imports them: hw/device.py (the event
+    # ring first), the board's hardware module, hw/config.py parsed at boot and
+    # dropped (its names stay interned), the mode's core, on Wi-Fi the network
+    imports = ("from hallclock_fw.hw import device, esp32\nfrom hallclock_fw.hw import config\n"
+               "del config\ndevice._forget('hallclock_fw.hw.config')\n"
+               "import hallclock_fw.core.%s\n" % mode)
+    imports += "import hallclock_fw.hw.panel, hallclock_fw.hw.tm1637\n"
+    if wifi:
+        imports += "import hallclock_fw.netlink, hallclock_fw.mqtt, hallclock_fw.hw.wifi\n"
+    return [
+        # the stand-ins of the ESP32's built-in modules (in its image, not its heap)
+        ("base", "import machine, micropython, select, network, socket"),
+        ("firmware_modules", imports),
+        # the harness: the runner's modules and the driver, then the scenario
+        ("harness_modules", "import hallclock.vboard.vdev.runner, hallclock.vboard.vdev.fakes\n"
+                            "import benchdrv\nfrom benchdrv import run, calibrate\n"),
+        ("scenario_objects", "ACTS = %r\nSET = %r\n" % (actions, dict(values))),
+        ("booted", "R = benchdrv.make(%r, SET, ACTS, %r)\nbenchdrv.R = R\n" % (mode, wifi)),
+        # the Runner's fakes (the board has pins, outputs, its UART in C),
+        # measured on a bare set of them
+        ("fakes", "from hallclock.vboard.vdev.fakes import FakePin, FakeOutput, FakeUART, SimClock\n"
+                  "_c = SimClock(0)\n"
+                  "_f = ([FakePin(1) for _ in range(5)], FakeOutput(_c), (FakeOutput(_c), "
+                  "FakeOutput(_c)), FakeOutput(_c), FakeUART(), [], _c)\n"),
+    ]
+
+
+def _shares(live):
+    """The figures of the boot steps' live heaps (label -> bytes)."""
+    fw = live["firmware_modules"] - live["base"]
+    fakes = live["fakes"] - live["booted"]
+    return {"vm_base": live["base"], "firmware_modules": fw,
+            "harness_modules": live["harness_modules"] - live["firmware_modules"],
+            "scenario_objects": live["scenario_objects"] - live["harness_modules"],
+            "fakes_and_runner": fakes,
+            "after_boot": fw + (live["booted"] - live["scenario_objects"]) - fakes}
+
+
+def _scenario(mode, minutes):
+    from hallclock_fw import settings as settings_mod
+    text, pairs = long_game(mode, minutes)
+    actions = []
+    for line in text.splitlines():
+        parts = line.split()
+        actions.append((int(parts[0]), parts[1], parts[2] if len(parts) > 2 else None))
+    return actions, settings_mod.parse(mode, pairs)
+
+
+def boot64(mode, link="serial"):
+    """The boot steps in the 64-bit unix port (its collections work inside a
+    script): the same shares as ``game``'s, on 64-bit sizes."""
+    from . import unixport as mpunix
+    actions, values = _scenario(mode, 3)
+    d = tempfile.mkdtemp(prefix="hallclock-boot64-")
+    for name, text in _files().items():
+        if "/" not in name:  # the stand-ins and the driver; the firmware is the .mpy tree
+            with open(os.path.join(d, name), "w") as f:
+                f.write(text if isinstance(text, str) else text.decode())
+    code = "import gc\n"
+    for label, step in boot_steps(mode, link, actions, values):
+        code += step + "\ngc.collect()\nprint('@@', %r, gc.mem_alloc())\n" % label
+    env = dict(os.environ)
+    env["MICROPYPATH"] = str(mpunix.device_tree()) + ":" + d
+    p = subprocess.run([mpunix.binary(), "-X", "heapsize=2M", "-c", code], capture_output=True,
+                       text=True, env=env, timeout=120)
+    live = {}
+    for line in p.stdout.splitlines():
+        if line.startswith("@@ "):
+            _at, label, value = line.split()
+            live[label.strip("'")] = int(value)
+    if "fakes" not in live:
+        raise RuntimeError("the unix-port boot probe failed: " + p.stderr.strip()[-300:])
+    return _shares(live)
+
+
+def game(mode, link, minutes=40, outage=OUTAGE, boot_only=False):
+    """One mode on one link: the heap figures (32-bit, harness taken out)."""
+    from hallclock_fw import protocol
+    from hallclock_fw.mqtt import publish_packet
+    from hallclock_fw.netlink import topic
+
+    from .mpvm import VMProcess
+    actions, values = _scenario(mode, minutes)
+    wifi = link == "wifi"
+    fig = {"mode": mode, "link": link}
+    with VMProcess(_files(), "", obj_expr=None, timeout=600, heap_bytes=1 << 20) as vm:
+        def qstrs():
+            import re
+            text = vm.exec("micropython.qstr_info()")
+            return {k: int(v) for k, v in re.findall(r"(n_\w+)=(\d+)", text)}
+        live = {}
+        for label, step in boot_steps(mode, link, actions, values):
+            vm.exec(step)
+            live[label] = vm.heap_live()
+            if label == "firmware_modules":
+                fig["qstr_firmware"] = qstrs()
+        vm.exec("del _f, _c\n")
+        fig.update(_shares(live))
+        if boot_only:
+            return fig
+        base = live["base"]
+        fw_modules = live["firmware_modules"]
+        harness_mods = live["harness_modules"]
+        scenario = live["scenario_objects"]
+        booted = live["booted"]
+        fakes = fig["fakes_and_runner"]
+        after_boot = fig["after_boot"]
+        calib = {}
+        down = topic("hall", "bench", "down").encode()
+
+        def overhead(feed):
+            """The garbage of a request that runs nothing but carries ``feed``."""
+            key = len(feed)
+            if key not in calib:
+                live = vm.heap_live()
+                out = vm.exec("calibrate(%r)" % (feed,))
+                calib[key] = int(out.split("@@")[-1].split()[0]) - live
+            return calib[key]
+
+        peak = 0
+        peak_at = None
+        intervals = 0
+        outage_peak = 0
+        acked = 0
+        seen = 0
+        mbuf = b""
+        feed = b""
+        live = booted
+        passes = 0
+        while True:
+            o = overhead(feed)
+            out = vm.exec("run(%r)" % (feed,))
+            words = out.split("@@")[-1].split()
+            used, st, ms, n, seq = (int(w) for w in words[:5])
+            try:
+                raw = bytes.fromhex(words[5]) if words[5] != "-" else b""
+            except ValueError:
+                raise RuntimeError(repr(out[-300:]))
+            passes += n
+            intervals += 1
+            # live heap at our last collection + this interval's garbage,
+            # less the request's own (calibrated) and the harness's live share
+            # (serial: the fake UART's outbox holds this request's output)
+            net = used - o - (harness_mods - fw_modules) - (scenario - harness_mods) - fakes \
+                - base - (0 if wifi else len(raw))
+            if net > peak:
+                peak, peak_at = net, ms
+            if outage[0] <= ms < outage[1] + 60000 and net > outage_peak:
+                outage_peak = net
+            frames = []
+            if wifi:
+                replies, mbuf = _mqtt_replies(mbuf + raw, frames)
+            else:
+                replies = b""
+                frames = [ln + b"\n" for ln in raw.split(b"\n") if ln]
+            for f in frames:
+                tokens = protocol.check(protocol.unframe(f))
+                if tokens and tokens[0] == "E":
+                    seen = max(seen, int(tokens[2]))
+            host = b""
+            if not (outage[0] <= ms < outage[1]) and seen > acked:
+                host = protocol.ack("0000b32a", seen)
+                acked = seen
+            if wifi:
+                feed = replies + (publish_packet(down, host) if host else b"")
+            else:
+                feed = host
+            if st == 1:  # DONE: the scenario ended and the host has every event
+                break
+            if ms > (minutes + 10) * 60000:
+                raise RuntimeError("the game did not end (status %d at %d ms)" % (st, ms))
+            live = vm.heap_live()
+        end_live = vm.heap_live()
+        fig.update({"peak": peak, "peak_at_ms": peak_at, "peak_in_outage": outage_peak,
+                    "margin": GC_AREA - peak, "after_boot_margin": GC_AREA - after_boot,
+                    "intervals": intervals, "passes": passes,
+                    "calibration": calib, "live_end": end_live - (booted - after_boot),
+                    "events": seq})
+    return fig
