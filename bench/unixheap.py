@@ -116,7 +116,7 @@ MACHINE = ("class Pin:\n    IN=0\n    OUT=1\n    OPEN_DRAIN=2\n    PULL_UP=1\n"
 def word_scale():
     """The firmware's heap after import (a serial clock's modules) on the
     64-bit unix port over the same on the 32-bit webassembly port: what
-    ``mpunix.WORD_SCALE`` stands for, measured on today's tree."""
+    ``unixport.WORD_SCALE`` stands for, measured on today's tree."""
     from hallclock.vboard.wasm import import_heap as wasm_import_heap
     wasm, mods = wasm_import_heap(serial_only=True)
     stand = tempfile.mkdtemp(prefix="hallclock-standin-")

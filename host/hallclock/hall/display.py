@@ -64,7 +64,7 @@ def _tables(clocks, now):
 class LogTail:
     """The records of a log file, read incrementally as it grows (or of
     ``source``, another record source with JsonlTail's ``read``/``exists``:
-    the hall network's viewer, ``mqtthost.ViewerTail``)."""
+    the hall network's viewer, ``net.mqtt.ViewerTail``)."""
 
     def __init__(self, path, clock_name=None, wall=time.time, source=None):
         self.path = path
@@ -94,7 +94,7 @@ class LogTail:
 
 class BrokerTail(LogTail):
     """The hall display's record source on the broker (``hall-display
-    --broker``): a LogTail on a viewer connection (``mqtthost.ViewerTail``)."""
+    --broker``): a LogTail on a viewer connection (``net.mqtt.ViewerTail``)."""
 
     def __init__(self, viewer, clock_name=None, wall=time.time):
         from ..net.mqtt import ViewerTail

@@ -188,7 +188,7 @@ def heap_option(heap_kib):
 
 class UnixDevice:
     """The device process: ``start()``, then ``is_alive()``/``finish()``; the
-    interface ``virtual.simulate`` needs of its device thread."""
+    interface ``device.simulate`` needs of its device thread."""
 
     def __init__(self, mode, values, actions, link, clock="virtual-1", sid="00000001",
                  start_ticks=0, period=None, heap_kib=None, silence_s=30.0,
