@@ -12,10 +12,11 @@ import time
 import pytest
 from matplotlib.figure import Figure
 
+import hallclock
 from hallclock import cli
 from hallclock.views import report
 
-SAMPLES = __import__("os").path.join(__import__("os").path.dirname(report.__file__), "samples")
+SAMPLES = __import__("os").path.join(__import__("os").path.dirname(hallclock.__file__), "samples")
 
 # the README's (and the contract's) example: B's limit runs out at 2:47.2
 README_GAME = "0       press START\n1500    press B\n47200   press A\n300000  end\n"
