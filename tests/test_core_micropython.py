@@ -7,7 +7,7 @@ import pathlib
 
 import pytest
 
-from hallclock.vboard.mpvm.files import firmware_mpy
+from hallclock.vboard.mpvm.files import VDEV, firmware_mpy, package_inits, vdev_folder
 from hallclock.vboard.mpvm import VMProcess
 
 CORE = pathlib.Path(__file__).resolve().parent / "core"
@@ -38,11 +38,11 @@ CASES = [(m, f) for m in MODULES for f in _functions(m)]
 @pytest.fixture(scope="module")
 def vm_results():
     files = firmware_mpy()
-    files["hallclock/__init__.py"] = ""
+    files.update(package_inits())  # hallclock/__init__.py and the packages to vdev
     host = CORE.parent.parent / "host" / "hallclock"
     files["hallclock/catalog.py"] = (host / "catalog.py").read_text()
-    files["hallclock/vboard/vdev/__init__.py"] = ""
-    files["hallclock/vboard/vdev/fakes.py"] = (host / "vdev" / "fakes.py").read_text()
+    files[f"{vdev_folder()}/__init__.py"] = ""
+    files[f"{vdev_folder()}/fakes.py"] = (VDEV / "fakes.py").read_text()
     for p in CORE.glob("*.py"):
         files[f"core/{p.name}"] = p.read_text()
     results = {}

@@ -2,7 +2,6 @@
 MicroPython board (the webassembly VM behind a pty answering the raw REPL);
 the files are listed there, the firmware imports, and runs a scenario."""
 import os
-import pathlib
 import subprocess
 import sys
 import tty
@@ -10,6 +9,8 @@ import tty
 import pytest
 
 from conftest import ROOT, run_cli, virtual_board
+
+from hallclock.vboard.mpvm.files import VDEV, package_inits, vdev_folder
 
 SCENARIO = """
 from hallclock_fw import protocol
@@ -61,13 +62,13 @@ def test_make_deploy_onto_the_virtual_board(board, tmp_path):
                    " print('imported', hallclock_fw.VERSION)")
     assert "imported 0.1.0" in out
     # ... and plays a scenario there (the virtual device's fakes come along)
-    vdev = pathlib.Path(ROOT) / "host" / "hallclock" / "vdev"
-    mpremote(board, "fs", "mkdir", ":hallclock")
-    mpremote(board, "fs", "mkdir", ":hallclock/vboard/vdev")
     (tmp_path / "init.py").write_text("")
-    mpremote(board, "fs", "cp", str(tmp_path / "init.py"), ":hallclock/__init__.py")
-    for f in sorted(vdev.glob("*.py")):
-        mpremote(board, "fs", "cp", str(f), f":hallclock/vboard/vdev/{f.name}")
+    for init in package_inits():  # hallclock/, and each package down to vdev's
+        mpremote(board, "fs", "mkdir", ":" + init.rsplit("/", 1)[0])
+        mpremote(board, "fs", "cp", str(tmp_path / "init.py"), ":" + init)
+    mpremote(board, "fs", "mkdir", ":" + vdev_folder())
+    for f in sorted(VDEV.glob("*.py")):
+        mpremote(board, "fs", "cp", str(f), f":{vdev_folder()}/{f.name}")
     script = tmp_path / "scenario.py"
     script.write_text(SCENARIO)
     out = mpremote(board, "run", str(script))
