@@ -14,7 +14,8 @@ PACKAGE = HOST / "hallclock"
 # never one above.  A new module takes the layer of its package; a new
 # top-level module must be given one here (and a package: tools/relayout.py).
 LAYERS = [
-    ("base", ("hallclock", "hallclock.errors", "hallclock.catalog", "hallclock.scenario")),
+    ("base", ("hallclock", "hallclock.errors", "hallclock.catalog", "hallclock.scenario",
+              "hallclock.cliopts")),
     ("the virtual device (MicroPython)", ("hallclock.vboard.vdev",)),
     ("the link and the log", ("hallclock.link",)),
     ("the VMs", ("hallclock.vboard.mpvm",)),

@@ -308,7 +308,7 @@ def test_every_sample_report_and_claims_fit_80_columns(mode, script, sets, tmp_p
     from rich.console import Console
 
     from hallclock import cli
-    samples = os.path.join(os.path.dirname(figures.__file__), "samples")
+    samples = os.path.join(os.path.dirname(os.path.dirname(figures.__file__)), "samples")
     log = tmp_path / "g.jsonl"
     assert cli.main(["simulate", "--mode", mode, "--script", os.path.join(samples, script),
                      "--out", str(log), *sets]) == 0

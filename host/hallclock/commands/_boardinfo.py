@@ -10,8 +10,10 @@ clock is first asked to hand it back (``maintenance``); ``reset`` starts the
 clock again afterwards.
 """
 import json
+import select
 import subprocess
 import sys
+import time
 
 from ..errors import HallclockError
 
@@ -99,9 +101,51 @@ def mpremote(port, *args, step="mpremote"):
     return res.stdout.replace("\r\n", "\n")
 
 
+HANDED_BACK = b"console handed back"
+PROMPTS = (b">>> ", b"raw REPL; CTRL-B to exit")
+RESEND_S = 0.5  # the frame again this often: noise on the line may eat one
+
+
+def ask_console(path, wait_s=3.0):
+    """Send the M frame until the REPL answers or ``wait_s`` passes; returns
+    what was seen: "handed back", "repl" (no clock was running) or None."""
+    from hallclock_fw import protocol
+
+    from ..link.transport import Port
+    port = Port(path)
+    port.open()
+    seen = bytearray()
+    try:
+        end = time.monotonic() + wait_s
+        next_send = 0.0
+        while True:
+            now = time.monotonic()
+            if now >= next_send:
+                # a line end first: it ends whatever junk the line holds (a
+                # half frame, mpremote's Ctrl-C), so the frame is a line of its
+                # own; at a REPL its CR is an empty command and brings a prompt
+                port.write(b"\r\n" + protocol.maintenance())
+                port.drain()
+                next_send = now + RESEND_S
+            seen += port.read()
+            if HANDED_BACK in seen:
+                return "handed back"
+            if any(p in seen for p in PROMPTS):
+                return "repl"
+            if now >= end:
+                return None
+            fd = port.fileno()
+            if fd is not None:
+                select.select([fd], [], [], min(0.05, max(0.0, end - now)))
+            else:
+                time.sleep(0.05)
+    finally:
+        port.close()
+
+
 def hand_back(port, wait_s=3.0):
     """The clock's console back to the REPL; "handed back" or "repl", or BoardError."""
-    from .maintenance import hand_back as ask
+    ask = ask_console
     try:
         got = ask(port, wait_s)
     except HallclockError as exc:

@@ -273,10 +273,11 @@ def _scenario(mode, minutes):
     return actions, settings_mod.parse(mode, pairs)
 
 
-def boot64(mode, link="serial"):
+def boot64(mode, tree, binary, link="serial"):
     """The boot steps in the 64-bit unix port (its collections work inside a
-    script): the same shares as ``game``'s, on 64-bit sizes."""
-    from . import unixport as mpunix
+    script): the same shares as ``game``'s, on 64-bit sizes.  ``tree`` and
+    ``binary``: the unix port's device tree and interpreter (vboard.unixport,
+    which calls this: the arrow points one way)."""
     actions, values = _scenario(mode, 3)
     d = tempfile.mkdtemp(prefix="hallclock-boot64-")
     for name, text in _files().items():
@@ -287,8 +288,8 @@ def boot64(mode, link="serial"):
     for label, step in boot_steps(mode, link, actions, values):
         code += step + "\ngc.collect()\nprint('@@', %r, gc.mem_alloc())\n" % label
     env = dict(os.environ)
-    env["MICROPYPATH"] = str(mpunix.device_tree()) + ":" + d
-    p = subprocess.run([mpunix.binary(), "-X", "heapsize=2M", "-c", code], capture_output=True,
+    env["MICROPYPATH"] = str(tree) + ":" + d
+    p = subprocess.run([binary, "-X", "heapsize=2M", "-c", code], capture_output=True,
                        text=True, env=env, timeout=120)
     live = {}
     for line in p.stdout.splitlines():

@@ -146,7 +146,7 @@ def calibration(refresh=False):
     out = {}
     for mode in ("scrabble", "duplicate", "backgammon"):
         b32 = heapmodel.game(mode, "serial", boot_only=True)["after_boot"]
-        b64 = heapmodel.boot64(mode)["after_boot"]
+        b64 = heapmodel.boot64(mode, root, binary())["after_boot"]
         out[mode] = {"ratio": round(b64 / b32, 4), "firmware_32": b32, "firmware_64": b64}
     tmp = path.with_name(path.name + ".%d" % os.getpid())
     tmp.write_text(json.dumps(out))

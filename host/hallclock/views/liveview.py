@@ -18,14 +18,30 @@ poll of its ports (``Logger.run(on_poll=...)``).
 import sys
 import time
 
-from .model import Clocks
+from .model import Clocks, record_text
 from .modes import clock_text, view_for
-from .words import by_name, event_text, plural, warn_min_of
+from .words import by_name, gong_name, playout_step, plural, warn_min_of
 
 REFRESH_S = 0.25  # redraw at most this often
 RESEND_SHOW_S = 2.0  # show 'resending' this long after the link asked for a resend
 WIDE = 120  # from this many columns the table shows mode, port, events, last event
 
+
+
+def event_text(rec, warn_min=None):
+    """One short line for a record on screen (the live view's last events,
+    its plain lines): the record's own words (hallclock.views.model.record_text),
+    with a gong and a play-out step in this vocabulary, never their log keys."""
+    ev = rec.get("event")
+    move = rec.get("move")
+    at = " in move %s" % move if move is not None else ""
+    if ev == "gong":
+        return gong_name(rec.get("kind"), warn_min) + at
+    if ev == "playout":
+        step = rec.get("step")
+        return (playout_step(step) if step == "over" else "play-out " + playout_step(step)) + \
+            (" from move %s" % move if move is not None and step != "over" else "")
+    return record_text(rec)
 
 def link_state(port, link, now, heard=False):
     """'connected' (a clock has been heard on it: ``heard``, or the link

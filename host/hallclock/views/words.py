@@ -89,20 +89,3 @@ def natural(name):
 def by_name(items, name=lambda x: x):
     """``items`` in the natural order of their names (a stable sort)."""
     return sorted(items, key=lambda x: natural(name(x)))
-
-
-def event_text(rec, warn_min=None):
-    """One short line for a record on screen (the live view's last events,
-    its plain lines): the record's own words (hallclock.views.model.record_text),
-    with a gong and a play-out step in this vocabulary, never their log keys."""
-    from .model import record_text
-    ev = rec.get("event")
-    move = rec.get("move")
-    at = " in move %s" % move if move is not None else ""
-    if ev == "gong":
-        return gong_name(rec.get("kind"), warn_min) + at
-    if ev == "playout":
-        step = rec.get("step")
-        return (playout_step(step) if step == "over" else "play-out " + playout_step(step)) + \
-            (" from move %s" % move if move is not None and step != "over" else "")
-    return record_text(rec)
