@@ -111,6 +111,24 @@ def test_without_health_renumbers_the_session_after_each_report():
         {"session": "t", "seq": 1, "event": "boot"}]
 
 
+def test_without_health_a_power_loss_after_a_report_names_the_event_before_it():
+    """The power went after the boot's health report, the session's last stored
+    event: without reports, the boot is the last one stored, and the
+    power_loss follows it (seq = last_seq + 1, docs/contract.md)."""
+    recs = [{"session": "s", "seq": 1, "event": "boot"},
+            {"session": "s", "seq": 2, "event": "health"},
+            {"session": "s", "seq": 3, "event": "power_loss", "last_seq": 2},
+            {"session": "t", "seq": 1, "event": "boot"},
+            {"session": "t", "seq": 2, "event": "health"},
+            {"session": "t", "seq": 3, "event": "health"},
+            {"session": "t", "seq": 4, "event": "power_loss", "last_seq": 3}]
+    assert health.without_health(recs) == [
+        {"session": "s", "seq": 1, "event": "boot"},
+        {"session": "s", "seq": 2, "event": "power_loss", "last_seq": 1},
+        {"session": "t", "seq": 1, "event": "boot"},
+        {"session": "t", "seq": 2, "event": "power_loss", "last_seq": 1}]
+
+
 class LoopHW:
     """hw/device.py's hardware object around a CPython Runner (the loop's
     optional parts: watchdog, heap figures, info text)."""

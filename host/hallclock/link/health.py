@@ -144,7 +144,11 @@ def print_health(games, console):
 def without_health(records):
     """The log as a clock that makes no health reports would have written it:
     health records dropped, every later ``seq`` (and a power_loss's
-    ``last_seq``) of the same session lowered by the reports before it.  The
+    ``last_seq``) of the same session lowered by the reports up to it.  A
+    ``last_seq`` that names a health report itself (the old session's last
+    stored event was the report, e.g. the one at boot before a power cut)
+    becomes the event before it, the last one such a clock would have stored,
+    so ``seq`` stays ``last_seq + 1``.  The
     virtual device under CPython has no heap to report (it runs App passes,
     not hw/device.py's loop), so its log equals the unix port's or a board's
     this way."""
@@ -161,6 +165,6 @@ def without_health(records):
             r = dict(r)
             for key in ("seq", "last_seq"):
                 if isinstance(r.get(key), int):
-                    r[key] -= sum(1 for s in gone if s < r[key])
+                    r[key] -= sum(1 for s in gone if s <= r[key])
         out.append(r)
     return out
