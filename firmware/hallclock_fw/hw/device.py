@@ -166,6 +166,7 @@ def start(hw):
     cfg = config_mod.parse(hw.read_config(), hw.default_clock)
     del config_mod
     _forget("hallclock_fw.hw.config")
+    _forget("hallclock_fw.names")  # the name grammar: read by config.py only
     hw.set_brightness(cfg.brightness)
     if hw.panel.buttons.held_now(BTN_START):
         selftest(hw, now)
