@@ -303,6 +303,7 @@ def test_flash_checks_a_good_image_then_goes_for_the_port(images, tmp_path):
 DEVICE_ONLY = {  # modules the board runs that the virtual device does not
     "hallclock_fw.hw.board", "hallclock_fw.hw.esp32", "hallclock_fw.hw.tm1637",
     "hallclock_fw.hw.device", "hallclock_fw.hw.selftest", "hallclock_fw.hw.config", "main",
+    "hallclock_fw.hw.boot",  # device.start's boot-only code
     "hallclock_fw.hw.wifi",  # the Wi-Fi side (network.WLAN): only on the board
     "hallclock_fw.names",  # the clock-name grammar: hw/config at boot
     # the hall network's link: the virtual device runs them with --broker

@@ -47,7 +47,7 @@ _link.reserve()  # the event ring first: one block before other imports fragment
 from .. import VERSION  # noqa: E402
 from ..app import App  # noqa: E402
 from ..core.timing import ticks_add, ticks_diff  # noqa: E402
-from ..events import BTN_PAUSE, BTN_START, EV_REFUSED, NULL  # noqa: E402
+from ..events import BTN_PAUSE, NULL  # noqa: E402
 
 _GC_IDLE_MS = const(15)  # collect only when the next pass is at least this far away
 _GC_EVERY_MS = const(900)  # ... and at most about once a second,
@@ -145,41 +145,13 @@ def hand_back(uart):
     uart.kbd_intr(_KBD_CTRL_C)
 
 
-def selftest(hw, now):
-    """Run the self-test until a long press of START ends it."""
-    from .selftest import SelfTest
-    st = SelfTest(hw.panel, now, hw.console)
-    while not st.done:
-        now = hw.ticks_ms()
-        st.step(now)
-        if not st.done:
-            hw.wait(st.next_wake(now))
-    # let the outputs finish what they play, then on to the clock
-    hw.panel.update(hw.ticks_ms())
-    return st
-
-
 def start(hw):
-    """Configuration and self-test, then the App (not yet looping)."""
-    now = hw.ticks_ms()
-    from . import config as config_mod
-    cfg = config_mod.parse(hw.read_config(), hw.default_clock)
-    del config_mod
-    _forget("hallclock_fw.hw.config")
-    hw.set_brightness(cfg.brightness)
-    if hw.panel.buttons.held_now(BTN_START):
-        selftest(hw, now)
-        now = hw.ticks_ms()
-    if cfg.error is not None:
-        hw.console("hallclock: " + cfg.error + " (using the defaults)")
-    if cfg.net is not None and hasattr(hw, "use_network"):
-        hw.use_network(cfg)  # the hall network (Wi-Fi) instead of the USB serial link
-    app = make_app(hw.panel, hw.uart, cfg.mode, cfg.settings, cfg.clock, hw.session_id(), now)
-    if hasattr(hw, "save_settings"):
-        app.store = hw  # set-up at the clock saves hallclock.cfg
-    if cfg.error is not None:
-        hw.panel.signal(EV_REFUSED, -1, 0, 0, now)  # audible: the file was not used
-    _forget("hallclock_fw.hw.selftest")
+    """Configuration and self-test, then the App (not yet looping): boot-only
+    code in hw/boot.py, dropped again once the App is built."""
+    from . import boot
+    app = boot.start(hw)
+    del boot
+    _forget("hallclock_fw.hw.boot")
     gc_setup(getattr(hw, "gc_threshold", GC_THRESHOLD))
     return app
 

@@ -122,6 +122,7 @@ class ESP32:
         del cfgsave
         _forget("hallclock_fw.hw.cfgsave")  # only for the save
         _forget("hallclock_fw.hw.config")  # boot-only again
+        _forget("hallclock_fw.names")
 
     def session_id(self):
         return "".join("%02x" % b for b in os.urandom(4))

@@ -230,6 +230,7 @@ def boot_steps(mode, link, actions, values):
     # dropped (its names stay interned), the mode's core, on Wi-Fi the network
     imports = ("from hallclock_fw.hw import device, esp32\nfrom hallclock_fw.hw import config\n"
                "del config\ndevice._forget('hallclock_fw.hw.config')\n"
+               "device._forget('hallclock_fw.names')\n"
                "import hallclock_fw.core.%s\n" % mode)
     imports += "import hallclock_fw.hw.panel, hallclock_fw.hw.tm1637\n"
     if wifi:

@@ -96,7 +96,8 @@ def read_config(runner):
 # firmware modules imported only for a while (set-up at the clock and its
 # save): a reset drops them with the rest of RAM, even when a power cut came
 # before the firmware dropped them itself
-TRANSIENT = ("hallclock_fw.setup_mode", "hallclock_fw.hw.cfgsave", "hallclock_fw.hw.config")
+TRANSIENT = ("hallclock_fw.setup_mode", "hallclock_fw.hw.cfgsave", "hallclock_fw.hw.config",
+             "hallclock_fw.names")
 
 
 def forget_transient():
@@ -114,6 +115,7 @@ def save_settings(runner, mode, values):
     cfgsave.save(runner.flash, text)
     _forget("hallclock_fw.hw.cfgsave")  # as on the board: only for the save
     _forget("hallclock_fw.hw.config")
+    _forget("hallclock_fw.names")
 
 
 def boot_config(runner):
