@@ -89,7 +89,8 @@ def make(mode, settings, actions, wifi):
             sock = FakeSock()
             S[0] = sock
             self.sock = sock
-            self.uart = NetLink("hall", "bench", "bench", "pw", lambda now: sock, self.now)
+            self.uart = NetLink("hall", "bench", "bench", "pw", lambda now: sock, self.now,
+                                key="1f" * 16, hall_key="2e" * 16)
             Runner._boot(self, now)
 
         def feed(self, data):
