@@ -129,7 +129,7 @@ def _get(address):
 
 def web(runs):
     log = os.path.join(tempfile.mkdtemp(prefix="hallclock-bench-"), "hall.jsonl")
-    code = (f"LOG = {log!r}\nfrom hallclock import projector\n"
+    code = (f"LOG = {log!r}\nfrom hallclock.hall import display as projector\n"
             "srv = projector.make_server(LOG, '127.0.0.1', 0)\n"
             "print(srv.server_address[1], flush=True)\n"
             "from hallclock.hall.webserver import serve\nserve(srv)\n")

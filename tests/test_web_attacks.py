@@ -23,9 +23,9 @@ IDLE = 1000
 SLOW = 100
 LAPTOP_FILES = 1024
 SERVERS = {
-    "hall-display": "from hallclock import projector as m\n"
+    "hall-display": "from hallclock.hall import display as m\n"
                     "srv = m.make_server(LOG, '127.0.0.1', 0)\n",
-    "console": "from hallclock import refconsole as m\n"
+    "console": "from hallclock.hall import referee as m\n"
                "srv = m.make_server(LOG, '127.0.0.1', 0, token='t0ken')\n",
 }
 RUN = "print(srv.server_address[1], flush=True)\nfrom hallclock.hall.webserver import serve\nserve(srv)\n"
