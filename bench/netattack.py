@@ -42,7 +42,9 @@ def _more_files(n):
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, n), hard))
 
 
-def _sockets(address, n, slow=0):
+def sockets(address, n, slow=0):
+    """``n`` connections that send nothing, then ``slow`` that send half a
+    request head and stop (tests/test_web_attacks.py attacks with these too)."""
     _more_files(n + slow + 256)
     out = []
     for i in range(n + slow):
@@ -100,7 +102,7 @@ def referee(runs):
 
     try:
         quiet = [once() for _ in range(runs)]
-        socks = _sockets(("127.0.0.1", port), FLOOD)
+        socks = sockets(("127.0.0.1", port), FLOOD)
         try:
             flooded = [once() for _ in range(runs)]
         finally:
@@ -138,7 +140,7 @@ def web(runs):
     try:
         address = ("127.0.0.1", int(p.stdout.readline()))
         quiet = [_get(address) for _ in range(runs)]
-        socks = _sockets(address, IDLE, SLOW)
+        socks = sockets(address, IDLE, SLOW)
         try:
             attacked = [_get(address) for _ in range(runs)]
         finally:

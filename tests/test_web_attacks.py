@@ -69,23 +69,11 @@ def get(address, path="/", host=None, timeout=10.0):
 
 
 def attackers(address, idle=IDLE, slow=SLOW):
-    """``idle`` connections that send nothing, ``slow`` that send half a head."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    want = idle + slow + 256
-    if soft < want:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, want), hard))
-    socks = []
-    for i in range(idle + slow):
-        s = socket.socket()
-        s.settimeout(2)
-        try:
-            s.connect(address)
-            if i >= idle:
-                s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
-        except OSError:
-            pass  # the server dropped it: the attack goes on with the others
-        socks.append(s)
-    return socks
+    """``idle`` connections that send nothing, ``slow`` that send half a head
+    (the benchmark's own attack, bench/netattack.py)."""
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    from netattack import sockets
+    return sockets(address, idle, slow)
 
 
 def test_idle_and_slow_connections_leave_the_page_served(server):
