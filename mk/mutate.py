@@ -47,16 +47,16 @@ MODULES = [
       "tests/test_protocol_fuzz.py"]),
     ("settings", FW + "settings.py", ["tests/test_settings.py", "tests/test_boundaries.py"]),
     ("names", FW + "names.py", ["tests/test_cli_fuzz.py", "tests/test_boundaries.py"]),
-    ("logger", HOST + "logger.py",
+    ("logger", HOST + "link/logger.py",
      ["tests/test_link.py", "tests/test_full_disk.py", "tests/test_boundaries.py"]),
-    ("hostlink", HOST + "hostlink.py",
+    ("hostlink", HOST + "link/hostlink.py",
      ["tests/test_link.py", "tests/test_host_frames.py", "tests/test_protocol_fuzz.py",
       "tests/test_boundaries.py"]),
-    ("logfile", HOST + "logfile.py",
+    ("logfile", HOST + "link/logfile.py",
      ["tests/test_host_frames.py", "tests/test_outputs.py", "tests/test_model.py",
       "tests/test_link.py"]),
-    ("model", HOST + "model.py", ["tests/test_model.py", "tests/test_claims.py"]),
-    ("report", HOST + "report.py", ["tests/test_report.py", "tests/test_claims.py"]),
+    ("model", HOST + "views/model.py", ["tests/test_model.py", "tests/test_claims.py"]),
+    ("report", HOST + "views/report.py", ["tests/test_report.py", "tests/test_claims.py"]),
 ]
 
 # The operators kept are the small realistic bugs: off-by-one comparisons
