@@ -66,8 +66,6 @@ GC = [0, 0, 0, 0, 0]
 GC_THRESHOLD = const(6144)
 WDT_MS = const(10000)  # the watchdog's timeout: ten times the longest healthy pass
 _HEALTH_MS = const(600000)  # a health event every 10 minutes (and at boot)
-# [longest pass since the last health event (ms), tick of the next one]
-HEALTH = [0, 0]
 # CPython (the tests of this module on fakes) has its own collector and none
 # of MicroPython's heap figures: there these steps do nothing.
 _MICROPYTHON = sys.implementation.name == "micropython"
@@ -161,10 +159,11 @@ def heap_text(hw, info=False):
     heap after a collection, the IDF heap's free and largest block where the
     port has them (text ``idf=<free>,<largest>``), and with ``info`` the
     versions and partitions (``hw.info_text``)."""
-    gc.collect()
-    used = gc.mem_alloc() if _MICROPYTHON else NULL  # (CPython: no such heap)
-    free = gc.mem_free() if _MICROPYTHON else NULL
-    largest = NULL
+    used = free = largest = NULL  # (CPython: no such heap)
+    if _MICROPYTHON:
+        gc.collect()
+        used = gc.mem_alloc()
+        free = gc.mem_free()
     text = None
     figures = getattr(hw, "heap_figures", None)
     if figures is not None:
@@ -180,12 +179,37 @@ def heap_text(hw, info=False):
     return used, free, largest, text
 
 
-def report_health(hw, app, now, info=False):
+def health_state(now):
+    """[longest pass since the last health event (ms), tick of the next
+    one]: one per running App (a host process may run many virtual clocks);
+    the first pass from ``now`` reports."""
+    return [0, now]
+
+
+def report_health(hw, app, now, health, info=False):
     """A health event now; the next periodic one _HEALTH_MS later."""
     used, free, largest, text = heap_text(hw, info)
-    app.health(now, used, free, largest, HEALTH[0], text)
-    HEALTH[0] = 0
-    HEALTH[1] = ticks_add(now, _HEALTH_MS)
+    app.health(now, used, free, largest, health[0], text)
+    health[0] = 0
+    health[1] = ticks_add(now, _HEALTH_MS)
+
+
+def one_pass(hw, app, now, health):
+    """One pass of the loop at tick ``now``: first a health event if one is
+    owed (the host's ``I``, the first pass after boot, _HEALTH_MS after the
+    last one), then the App's pass; its length (``hw.ticks_ms``) is kept for
+    the next report.  The board's loop and every virtual clock (the host's
+    Runner, under any interpreter, on any link) run their passes here."""
+    link = app.link
+    if link.info_owed:
+        link.info_owed = False
+        report_health(hw, app, now, health, True)
+    elif ticks_diff(now, health[1]) >= 0:
+        report_health(hw, app, now, health)
+    app.step(now)
+    took = ticks_diff(hw.ticks_ms(), now)
+    if took > health[0]:
+        health[0] = took
 
 
 def loop(hw, app, passes=-1):
@@ -201,21 +225,12 @@ def loop(hw, app, passes=-1):
     link = app.link
     start_wdt = getattr(hw, "watchdog", None)
     wdt = start_wdt(WDT_MS) if start_wdt is not None else None
-    HEALTH[0] = 0
-    HEALTH[1] = ticks_ms()  # the first pass reports
+    health = health_state(ticks_ms())
     while passes != 0 and not link.maintenance:
         now = ticks_ms()
         if wdt is not None:
             wdt.feed()
-        if link.info_owed:
-            link.info_owed = False
-            report_health(hw, app, now, True)
-        elif ticks_diff(now, HEALTH[1]) >= 0:
-            report_health(hw, app, now)
-        app.step(now)
-        took = ticks_diff(ticks_ms(), now)
-        if took > HEALTH[0]:
-            HEALTH[0] = took
+        one_pass(hw, app, now, health)
         due = app.next_wake(now)
         idle_collect(now, due, app.events)
         wait(due)

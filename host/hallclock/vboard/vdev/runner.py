@@ -13,7 +13,7 @@ sequence, the same on every interpreter.
 from hallclock_fw import protocol
 from hallclock_fw.core.timing import ticks_add, ticks_diff
 from hallclock_fw.events import BUTTON_NAMES
-from hallclock_fw.hw.device import hand_back, make_app
+from hallclock_fw.hw.device import hand_back, health_state, make_app, one_pass
 from hallclock_fw.hw.panel import build_panel
 
 from .fakes import FakeDisplay, FakeOutput, FakePin, FakeUART, PowerCut, SimClock
@@ -89,6 +89,7 @@ class Runner:
         self.app = make_app(panel, self.uart, self.mode, self.settings, self.clock_name,
                             self.sid, now)
         self.app.store = self  # as hw/device.py's start: set-up saves through it
+        self.health = health_state(now)  # as hw/device.py's loop: the first pass reports
 
     # -- hallclock.cfg on the virtual board's flash (vdev/flash.py) -----------
     def read_config(self):
@@ -120,6 +121,10 @@ class Runner:
 
     def now(self):
         return ticks_add(self.start, self.ms)
+
+    def ticks_ms(self):
+        """hw/device.py's hw.ticks_ms: the board's tick is simulated time."""
+        return self.now()
 
     # -- scenario ------------------------------------------------------------
     def _schedule(self, t, action, arg):
@@ -227,15 +232,11 @@ class Runner:
         self._apply()
         if self.fault is not None:
             self._fail()
-        try:
-            self.app.step(self.clock.now)
+        try:  # the board's pass (hw/device.py): its health events, then the App's
+            one_pass(self, self.app, self.clock.now, self.health)
         except PowerCut:  # set-up's save was cut: the board starts again
             self.reboot()
         self.passes += 1
-        if self.app.link.info_owed:  # the host's I frame: hw/device.py's loop answers it
-            self.app.link.info_owed = False
-            from hallclock_fw.hw.device import report_health
-            report_health(self, self.app, self.clock.now, True)
         if self.app.link.maintenance:  # device.loop ends; main.py returns to the REPL
             hand_back(self.uart)
             return HANDED_BACK
