@@ -2,6 +2,7 @@
 device (the firmware's App on fake hardware), logged through the host's own
 link: ČAS 3.2 (both players check the limit), 4.1 and 6.1 (the round's basic
 time and its gongs), 16.3 (play-out), İSTAVDER 2.3 (breaks) — docs/rules.md."""
+from hallclock.link.health import without_health
 from hallclock.link.hostlink import HostLink
 from hallclock.link.logfile import LogWriter, read_records
 from hallclock.vboard.vdev.runner import Runner, session_after
@@ -52,7 +53,8 @@ class Table:
             self.pump()
 
     def records(self, event=None, session=None):
-        return [r for r in read_records(self.path)
+        """The rules' records (the clock's own health reports: tests/test_health.py)."""
+        return [r for r in without_health(read_records(self.path))
                 if (event is None or r["event"] == event)
                 and (session is None or r["session"] == session)]
 

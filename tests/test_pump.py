@@ -73,7 +73,7 @@ def test_a_memory_line_gives_the_log_the_pty_gives(tmp_path):
     pty = strip_host(read_records(str(pty_log)))
     for r in mem + pty:
         r.pop("session", None)
-    assert len(mem) == 10 and mem == pty
+    assert len(mem) == 11 and mem == pty  # the boot's health report among them
     assert mem[-1]["event"] == "end" and mem[-1]["t_ms"] == 40000
 
 
@@ -85,7 +85,7 @@ def test_real_pace_keeps_every_pass_the_device_asked_for(tmp_path):
     assert ok is True
     recs = read_records(str(tmp_path / "real.jsonl"))
     assert [(r["t_ms"], r["event"]) for r in recs] == [
-        (0, "boot"), (0, "gong"), (1000, "turn"), (9000, "press"), (9000, "turn"),
+        (0, "boot"), (0, "health"), (0, "gong"), (1000, "turn"), (9000, "press"), (9000, "turn"),
         (15000, "press"), (15000, "turn"), (31000, "press"), (31000, "turn"), (40000, "end")]
 
 

@@ -75,6 +75,11 @@ class Table:
                 if (session is None or r.get("session") == session)
                 and (event is None or r["event"] == event)]
 
+    def names(self, session):
+        """The session's events by the rules (its health reports left out:
+        tests/test_health.py)."""
+        return [r["event"] for r in self.records(session) if r["event"] != "health"]
+
     def gongs(self, session):
         return [(r["t_ms"], r["kind"]) for r in self.records(session, "gong")]
 
@@ -92,7 +97,7 @@ def test_the_play_out_comes_back_after_a_reboot(tmp_path):
     t = Table(tmp_path, start_after_reboot=False)
     t.run_to(REBOOT + 3000)
     assert t.before[1] == "P-  1"  # B waits: (a) the round in progress is finished
-    assert [r["event"] for r in t.records(NEXT)][:4] == ["boot", "resume", "round", "playout"]
+    assert t.names(NEXT)[:4] == ["boot", "resume", "round", "playout"]
     assert t.texts()[1] == "P-  1"
     assert t.model_face() == (t.texts(), [])
 
@@ -100,7 +105,7 @@ def test_the_play_out_comes_back_after_a_reboot(tmp_path):
 def test_a_start_pressed_before_the_restore_does_not_begin_a_new_round(tmp_path):
     t = Table(tmp_path, start_after_reboot=True)
     t.run_to(REBOOT + 3000)
-    new = [r["event"] for r in t.records(NEXT)]
+    new = t.names(NEXT)
     # the START gong sounded (it cannot be taken back); then the restore was taken
     assert new[:5] == ["boot", "gong", "resume", "round", "playout"], new
     rnd = t.records(NEXT, "round")[0]

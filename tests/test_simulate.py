@@ -38,6 +38,9 @@ def test_scenario_to_log_over_the_pty(tmp_path, script):
     assert events(recs) == [
         (0, "boot", {"mode": "scrabble", "settings": {
             "move_s": 120, "warn_s": [30, 20, 10], "round_min": 40, "round_warn_min": 10}}),
+        # the first pass's health report (docs/hardware.md): CPython has no heap
+        (0, "health", {"gc_used": None, "gc_free": None, "gc_largest": None,
+                       "longest_pass_ms": 0}),
         (0, "gong", {"kind": "start", "move": None}),
         (1000, "turn", {"player": "A", "move": 1, **lim}),
         (50000, "press", {"player": "A", "move": 1, "used_ms": 49000}),

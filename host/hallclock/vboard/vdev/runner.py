@@ -234,8 +234,9 @@ class Runner:
             self._fail()
         try:  # the board's pass (hw/device.py): its health events, then the App's
             one_pass(self, self.app, self.clock.now, self.health)
-        except PowerCut:  # set-up's save was cut: the board starts again
-            self.reboot()
+        except PowerCut:  # set-up's save was cut: the board starts again, and
+            self.reboot()  # its loop's first pass comes at once (as after any reset)
+            one_pass(self, self.app, self.clock.now, self.health)
         self.passes += 1
         if self.app.link.maintenance:  # device.loop ends; main.py returns to the REPL
             hand_back(self.uart)
