@@ -306,3 +306,111 @@ def test_a_serial_clock_stays_inside_the_first_gc_area(mode):
     assert fig["peak_in_outage"] > 0  # the outage was measured
     assert fig["peak"] <= heap32.GC_AREA, fig
     assert fig["after_boot"] + device.GC_THRESHOLD <= heap32.GC_AREA, fig
+
+
+# -- the board's own parts: hw/esp32.py on a fake `machine` and `esp32` ---------
+def _esp32_on_fakes(monkeypatch, esp32_mod):
+    """hw/esp32.py imported on fake ``machine`` (WDT, Timer) and ``esp32``
+    modules; the ESP32 object without its panel (these parts need none)."""
+    import types
+    made = {"wdt": [], "timers": []}
+
+    class WDT:
+        def __init__(self, timeout):
+            self.timeout = timeout
+            self.fed = 0
+            made["wdt"].append(self)
+
+        def feed(self):
+            self.fed += 1
+
+    class Timer:
+        def __init__(self, n):
+            self.n = n
+            made["timers"].append(self)
+
+        def init(self, period, callback):
+            self.period, self.callback = period, callback
+
+    machine = types.ModuleType("machine")
+    machine.Pin = machine.PWM = object
+    machine.WDT, machine.Timer = WDT, Timer
+    machine.reset = lambda: None
+    monkeypatch.setitem(sys.modules, "machine", machine)
+    import time
+    for name in ("ticks_ms", "ticks_us", "sleep_ms", "sleep_us"):
+        monkeypatch.setattr(time, name, lambda *a: 0, raising=False)
+    monkeypatch.setattr(time, "ticks_diff", lambda a, b: a - b, raising=False)
+    if esp32_mod is None:  # (no module of that name on this host: ImportError)
+        monkeypatch.delitem(sys.modules, "esp32", raising=False)
+    else:
+        monkeypatch.setitem(sys.modules, "esp32", esp32_mod)
+    sys.modules.pop("hallclock_fw.hw.esp32", None)
+    try:
+        from hallclock_fw.hw import esp32 as board_hw
+    finally:
+        sys.modules.pop("hallclock_fw.hw.esp32", None)
+    hw = board_hw.ESP32.__new__(board_hw.ESP32)
+    hw.wdt = None
+    return hw, made
+
+
+class FakeEsp32Module:
+    HEAP_DATA = 4
+
+    class Partition:
+        TYPE_APP, TYPE_DATA = 0, 1
+        TABLE = {0: [(0, 0, 0x10000, 0x1F0000, "factory", False)],
+                 1: [(1, 2, 0x9000, 0x6000, "nvs", False),
+                     (1, 129, 0x200000, 0x200000, "vfs", False)]}
+
+        def __init__(self, info):
+            self._info = info
+
+        def info(self):
+            return self._info
+
+        @classmethod
+        def find(cls, kind):
+            return [cls(i) for i in cls.TABLE[kind]]
+
+    @staticmethod
+    def idf_heap_info(caps):
+        assert caps == FakeEsp32Module.HEAP_DATA
+        # (total, free, largest free block, minimum free) per IDF region
+        return [(240000, 21000, 9000, 15000), (16000, 14000, 12000, 10000)]
+
+
+def test_the_board_watchdog_is_machine_wdt_and_a_timer_feeds_it_in_maintenance(monkeypatch):
+    hw, made = _esp32_on_fakes(monkeypatch, FakeEsp32Module)
+    hw.watchdog_off()  # never started (PAUSE at power-on): nothing to feed
+    assert made["timers"] == []
+    wdt = hw.watchdog(device.WDT_MS)
+    assert made["wdt"] == [wdt] and wdt.timeout == device.WDT_MS == 10000
+    hw.watchdog_off()  # the console handed back: a 1 s timer feeds it from now on
+    (timer,) = made["timers"]
+    assert timer.period == 1000 and timer.period < device.WDT_MS
+    timer.callback(timer)
+    timer.callback(timer)
+    assert wdt.fed == 2
+
+
+def test_the_board_reports_the_idf_heap_and_its_partitions(monkeypatch):
+    hw, _made = _esp32_on_fakes(monkeypatch, FakeEsp32Module)
+    # the regions' free bytes summed, the largest block of any; no GC figure
+    assert hw.heap_figures() == (-1, 35000, 12000)
+    v = sys.implementation.version
+    assert hw.info_text() == "mp=%d.%d.%d;part=factory:1984,nvs:24,vfs:2048" % (
+        v[0], v[1], v[2])
+    used, free, largest, text = device.heap_text(hw, info=True)
+    assert largest == -1 and text.endswith(";idf=35000,12000"), text
+    rec = health.health_fields(text)
+    assert rec["idf_free"] == 35000 and rec["partitions"]["vfs"] == 2048
+
+
+def test_a_port_without_the_esp32_module_reports_no_idf_heap(monkeypatch):
+    hw, _made = _esp32_on_fakes(monkeypatch, None)
+    assert hw.heap_figures() == (-1, -1, -1)
+    v = sys.implementation.version
+    assert hw.info_text() == "mp=%d.%d.%d" % (v[0], v[1], v[2])
+    assert device.heap_text(hw)[3] is None  # no idf= part
