@@ -414,3 +414,44 @@ def test_a_port_without_the_esp32_module_reports_no_idf_heap(monkeypatch):
     v = sys.implementation.version
     assert hw.info_text() == "mp=%d.%d.%d" % (v[0], v[1], v[2])
     assert device.heap_text(hw)[3] is None  # no idf= part
+
+
+# -- the event ring first -------------------------------------------------------
+RING_FIRST = """
+import sys
+from hallclock_fw import link
+seen = []
+real = link.reserve
+def spy(capacity=link.CAPACITY):
+    seen.append(sorted(m for m in sys.modules if m.startswith("hallclock_fw")))
+    real(capacity)
+link.reserve = spy
+from hallclock_fw.hw import device
+ring = link._RESERVED[0]
+print("BEFORE", " ".join(seen[0]) if len(seen) == 1 else "calls=%d" % len(seen))
+dl = link.DeviceLink(None, "00000001", "t1", "scrabble", "", "v", 0)
+print("TAKEN", dl.ring is ring, len(link._RESERVED), len(ring))
+"""
+
+
+def test_the_event_ring_is_allocated_before_the_clocks_code_is_loaded():
+    """Inside MicroPython: importing hw/device.py reserves the event ring (its
+    largest block) before the App, the modes, the display and the settings
+    are loaded (their code and tables fragment the heap; only the link's own
+    modules come before), and the clock's link takes that block."""
+    try:
+        binary = mpunix.binary()
+    except mpunix.UnixPortMissing as exc:  # make setup installs it; say so, do not skip
+        pytest.fail(str(exc))
+    env = dict(os.environ, MICROPYPATH=str(mpunix.device_tree()))
+    res = subprocess.run([binary, "-c", RING_FIRST], capture_output=True, text=True, env=env,
+                         timeout=60)
+    assert res.returncode == 0, res.stderr
+    out = dict(line.split(" ", 1) for line in res.stdout.splitlines())
+    before = out["BEFORE"].split()
+    assert "hallclock_fw.link" in before, out
+    for later in ("hallclock_fw.app", "hallclock_fw.modes", "hallclock_fw.display",
+                  "hallclock_fw.settings"):
+        assert later not in before, (later, before)
+    from hallclock_fw import link
+    assert out["TAKEN"] == "True 0 %d" % (7 * link.CAPACITY)  # _F ints per event
