@@ -455,3 +455,45 @@ def test_the_event_ring_is_allocated_before_the_clocks_code_is_loaded():
         assert later not in before, (later, before)
     from hallclock_fw import link
     assert out["TAKEN"] == "True 0 %d" % (7 * link.CAPACITY)  # _F ints per event
+
+
+def test_a_unix_port_clock_on_the_broker_reports_its_health_in_the_log_and_report(tmp_path):
+    """The hall network: the firmware's NetLink inside the MicroPython unix
+    port, a game past the 10-minute mark; the logger's log holds the boot's
+    report and the periodic one, at the passes the serial CPython clock makes
+    them (figures masked), and ``hallclock report`` shows them for the clock."""
+    from mqttrig import HALL, HALLCLOCK, Hall, clock_records, game, reference
+    try:
+        mpunix.binary()
+    except mpunix.UnixPortMissing as exc:  # make setup installs it; say so, do not skip
+        pytest.fail(str(exc))
+    text = game(moves=26, gap_ms=25000)  # 11 minutes of play
+    path = tmp_path / "t1.txt"
+    path.write_text(text)
+    hall = Hall(tmp_path, clocks=("t1",))
+    try:
+        log = tmp_path / "hall.jsonl"
+        lg = hall.start_logger(log, clocks=["t1"])
+        p = subprocess.Popen(HALLCLOCK + [
+            "device", "--broker", f"127.0.0.1:{hall.port}", "--hall", HALL, "--clock", "t1",
+            "--credentials", hall.cred_file, "--script", str(path), "--session", "0000cafe",
+            "--interpreter", "micropython-unix"], stderr=subprocess.PIPE, text=True)
+        hall.loggers.append(p)
+        _, err = p.communicate(timeout=180)
+        assert p.returncode == 0, err
+        hall.wait_logger(lg)
+    finally:
+        hall.close()
+    recs = read_log(log)
+    reports = [r for r in recs if r["event"] == "health"]
+    assert [r["t_ms"] // 600000 for r in reports] == [0, 1]
+    assert all(r["gc_used"] > 0 and r["gc_free"] > 0 for r in reports)  # MicroPython's heap
+    assert clock_records(log, "t1") == reference(tmp_path, "t1", text)
+    res = run_cli("report", str(log))
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    at = [i for i, ln in enumerate(lines) if ln.startswith("health t1: 2 report(s)")]
+    assert at, res.stdout
+    used = max(r["gc_used"] for r in reports)
+    assert lines[at[0] + 1].strip() == "GC heap: at most %d B live, margin %d B to 56000 B" % (
+        used, 56000 - used)
