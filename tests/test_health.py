@@ -497,3 +497,27 @@ def test_a_unix_port_clock_on_the_broker_reports_its_health_in_the_log_and_repor
     used = max(r["gc_used"] for r in reports)
     assert lines[at[0] + 1].strip() == "GC heap: at most %d B live, margin %d B to 56000 B" % (
         used, 56000 - used)
+
+
+def test_doctor_on_a_board_answer_names_its_heaps_partitions_and_what_is_short():
+    """What ``hallclock doctor`` prints of a board's answer (hw/esp32.py's
+    text, as test_the_board_reports_the_idf_heap_and_its_partitions makes it):
+    the versions, both heaps, the partitions, each shortfall."""
+    from hallclock.commands.doctor import verdict
+    hello = ("H", "0a0b0c0d", "hall-3", "scrabble", VERSION)
+    rec = health.health_fields("fw=%s;mp=1.24.1;part=factory:1984,nvs:24;idf=20000,4000"
+                               % VERSION)
+    rec.update(gc_used=51000, gc_free=90000, gc_largest=None, longest_pass_ms=12)
+    lines, short = verdict(hello, rec)
+    assert lines == [
+        "clock hall-3: mode scrabble, firmware %s (hello)" % VERSION,
+        "firmware %s, MicroPython 1.24.1" % VERSION,
+        "GC heap: 51000 B live, 90000 B free; 5000 B to the first 56000 B area",
+        "IDF heap (Wi-Fi, sockets): 20000 B free, largest block 4000 B",
+        "longest pass since the last report: 12 ms",
+        "partitions: factory 1984 KiB, nvs 24 KiB"]
+    said = " | ".join(short)
+    assert len(short) == 3, short
+    for words in ("GC heap: 51000 B live", "IDF heap: 20000 B free, under 32768 B",
+                  "no vfs partition"):
+        assert words in said, said
