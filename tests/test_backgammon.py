@@ -19,9 +19,10 @@ HOST = ("clock", "seq", "host_time", "session")
 
 
 def events(records):
+    """The rules' events (the clock's own health reports: tests/test_health.py)."""
     return [(r["t_ms"], r["event"], {k: v for k, v in r.items()
                                      if k not in HOST + ("t_ms", "event")})
-            for r in records]
+            for r in records if r["event"] != "health"]
 
 
 def simulate(tmp_path, script_path, *sets, name="bg.jsonl", extra=()):

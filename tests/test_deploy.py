@@ -73,8 +73,9 @@ def test_make_deploy_onto_the_virtual_board(board, tmp_path):
     script.write_text(SCENARIO)
     out = mpremote(board, "run", str(script))
     events = [x for x in out.splitlines() if x.startswith("EVENTS")][0].split()[1:]
-    # codes: 0 boot, 1 gong, 2 turn, 3 press, 4 warn, 5 expired, 11 end
-    assert events == ["0@0", "1@0", "2@1000", "3@50000", "2@50000", "4@140000", "4@150000",
+    # codes: 0 boot, 21 health (the first pass's report), 1 gong, 2 turn,
+    # 3 press, 4 warn, 5 expired, 11 end
+    assert events == ["0@0", "21@0", "1@0", "2@1000", "3@50000", "2@50000", "4@140000", "4@150000",
                       "4@160000", "5@170000", "3@200000", "2@200000", "11@210000"]
     assert "STATUS 1" in out
 
