@@ -272,8 +272,8 @@ def test_the_event_catalogue_names_the_health_fields():
 
 def test_doctor_asks_a_clock_on_the_broker(tmp_path):
     """The same W and I over the hall network: the clock's down topic, its
-    answer on its up topic (the virtual clock runs App passes on CPython,
-    which has no MicroPython heap: its heap figures are null)."""
+    answer on its up topic (the virtual clock runs hw/device.py's passes on
+    CPython, which has no MicroPython heap: its heap figures are null)."""
     sys.path.insert(0, os.path.join(ROOT, "tests"))
     from mqttrig import HALL, Hall
     hall = Hall(tmp_path, clocks=("t1",))
@@ -521,3 +521,43 @@ def test_doctor_on_a_board_answer_names_its_heaps_partitions_and_what_is_short()
     for words in ("GC heap: 51000 B live", "IDF heap: 20000 B free, under 32768 B",
                   "no vfs partition"):
         assert words in said, said
+
+
+# -- main.py: an uncaught error restarts the board --------------------------------
+def _run_main(monkeypatch, exc):
+    """firmware/main.py on CPython: hw/device.py's run raises ``exc``; the
+    board's reset, sleep and traceback printer recorded."""
+    import runpy
+    import time
+    import types
+    calls = []
+    board = types.ModuleType("hallclock_fw.hw.esp32")
+    board.ESP32 = lambda: "the board"
+    board.reset = lambda: calls.append("reset")
+    import hallclock_fw.hw as hw_pkg
+    monkeypatch.setitem(sys.modules, "hallclock_fw.hw.esp32", board)
+    monkeypatch.setattr(hw_pkg, "esp32", board, raising=False)
+
+    def run(hw):
+        calls.append(("run", hw))
+        raise exc
+    monkeypatch.setattr(device, "run", run)
+    monkeypatch.setattr(time, "sleep_ms", lambda ms: calls.append(("sleep", ms)), raising=False)
+    monkeypatch.setattr(sys, "print_exception", lambda e: calls.append(("traceback", str(e))),
+                        raising=False)
+    runpy.run_path(os.path.join(ROOT, "firmware", "main.py"))
+    return calls
+
+
+def test_main_restarts_the_board_3_s_after_an_uncaught_error(monkeypatch):
+    calls = _run_main(monkeypatch, RuntimeError("a bug in a pass"))
+    # the traceback on the console, 3 s to Ctrl-C it (within the watchdog's
+    # 10 s), then the reset: a new session the host's restore brings back
+    assert calls == [("run", "the board"), ("traceback", "a bug in a pass"), ("sleep", 3000),
+                     "reset"]
+    assert 3000 < device.WDT_MS
+
+
+def test_main_leaves_a_ctrl_c_to_the_repl(monkeypatch):
+    with pytest.raises(KeyboardInterrupt):
+        _run_main(monkeypatch, KeyboardInterrupt())
