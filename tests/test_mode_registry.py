@@ -78,6 +78,7 @@ def test_a_toy_mode_runs_end_to_end(hourglass, tmp_path):
            for r in recs]
     assert got == [
         (0, "boot", None, None, None),
+        (0, "health", None, None, None),  # the first pass's report: any mode has it
         (1000, "turn", "A", 1, None),
         (21000, "press", "A", 1, 20000),
         (21000, "turn", "B", 2, None),
@@ -87,7 +88,7 @@ def test_a_toy_mode_runs_end_to_end(hourglass, tmp_path):
         (110000, "end", None, None, None),
     ]
     assert recs[0]["mode"] == toymode.NAME and recs[0]["settings"] == {"move_s": 30}
-    assert recs[1]["limit_ms"] == 30000
+    assert recs[2]["limit_ms"] == 30000
 
     # the report replays the toy's own core (no mismatch) and lists its moves
     games, skipped = report.load_log(str(log))
