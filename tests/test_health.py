@@ -561,3 +561,42 @@ def test_main_restarts_the_board_3_s_after_an_uncaught_error(monkeypatch):
 def test_main_leaves_a_ctrl_c_to_the_repl(monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         _run_main(monkeypatch, KeyboardInterrupt())
+
+
+class SlowPasses:
+    """hw/device.py's hardware object whose App passes take ``took`` ms of
+    its tick (a board's pass takes time; a virtual clock's takes none)."""
+
+    def __init__(self, runner):
+        self.r = runner
+        self.took = 0
+
+    def ticks_ms(self):
+        return self.r.now() + self.took
+
+
+def _health_events(r):
+    """(t_ms, longest_pass_ms) of the health events in the link's ring
+    (seq, t_ms, code, v0..v3 per event)."""
+    link = r.app.link
+    out = []
+    for seq in range(1, link.seq + 1):
+        i = (seq % link.cap) * 7
+        if link.ring[i + 2] == EV_HEALTH:
+            out.append((link.ring[i + 1], link.ring[i + 6]))
+    return out
+
+
+def test_each_report_gives_the_longest_pass_since_the_one_before():
+    r = Runner("scrabble", parse("scrabble", []), [])
+    hw = SlowPasses(r)
+    health_state = device.health_state(r.now())
+    for ms, took in ((0, 35), (1000, 12), (2000, 80), (599000, 3), (600000, 20),
+                     (601000, 4), (1200000, 0)):
+        r.ms = ms
+        hw.took = took
+        device.one_pass(hw, r.app, r.now(), health_state)
+    # the first pass reports before its App pass (nothing measured yet); the
+    # one at 10 min the longest of the passes since (80 ms), and its own pass
+    # (20 ms) goes into the next report
+    assert _health_events(r) == [(0, 0), (600000, 80), (1200000, 20)]
