@@ -13,7 +13,7 @@ It never waits: the network is driven by :meth:`service` (called from
 ``any()``, i.e. once per pass of the loop, or by whoever runs the loop), which
 does a bounded amount of work.  When Wi-Fi or the broker is away, frames are
 dropped (the DeviceLink keeps every event until the host has stored it and
-sends it again); reconnects back off from BACKOFF_MIN_MS to BACKOFF_MAX_MS.
+sends it again); reconnects back off from _BACKOFF_MIN_MS to _BACKOFF_MAX_MS.
 Once connected again the link hands the DeviceLink a ``W`` frame, so it says
 hello and resends at once instead of waiting for its resend timer.
 
@@ -36,11 +36,12 @@ from . import mqtt, protocol, seal
 from .core.timing import ticks_add, ticks_diff
 from .events import BTN_GONG, BTN_PAUSE, BTN_START
 
-BACKOFF_MIN_MS = const(250)
-BACKOFF_MAX_MS = const(8000)
+# ``_NAME = const()``: no interned name, no RAM on the board (docs/micropython.md)
+_BACKOFF_MIN_MS = const(250)
+_BACKOFF_MAX_MS = const(8000)
 _INBOX_MAX = const(1024)  # bytes from the host not yet read by the DeviceLink
-KEEPALIVE_S = const(15)
-ALL_WINDOW_MS = 60000  # an all/down frame older than this before the newest D frame is refused
+_KEEPALIVE_S = const(15)
+_ALL_WINDOW_MS = const(60000)  # an all/down frame older than this before the newest D frame is refused
 _NUDGE_MS = const(1000)  # a stale host frame asks for a hello at most this often
 # what all/down may carry: the referee's presses (C <button> 0) and the round (N)
 _ALL_PRESSES = (b"C %d 0" % BTN_START, b"C %d 0" % BTN_GONG, b"C %d 0" % BTN_PAUSE)
@@ -62,7 +63,7 @@ def topic(hall, clock, direction):
 
 
 class NetLink:
-    def __init__(self, hall, clock, user, password, opener, ticks, keepalive_s=KEEPALIVE_S,
+    def __init__(self, hall, clock, user, password, opener, ticks, keepalive_s=_KEEPALIVE_S,
                  key=None, hall_key=None, sid=None):
         if key is None or hall_key is None:
             raise ValueError("the hall network needs the clock's key and the hall's key "
@@ -87,7 +88,7 @@ class NetLink:
                                   (topic(hall, clock, "down"), topic(hall, "all", "down")),
                                   self._message, will=(self.up_topic, will))
         self.inbox = bytearray()
-        self.backoff = BACKOFF_MIN_MS
+        self.backoff = _BACKOFF_MIN_MS
         self.retry_at = ticks()
         self.was_up = False
         self.connects = 0  # connections made (the first one included)
@@ -145,7 +146,9 @@ class NetLink:
                 # the host's, but for an earlier boot or already taken (a replay,
                 # or a host that does not know our session yet): it hears a hello
                 self.refused += 1
-                self._nudge()
+                if ticks_diff(self.ticks(), self.nudged) >= _NUDGE_MS:
+                    self.nudged = self.ticks()  # ... at most every _NUDGE_MS
+                    self._take(protocol.who())
                 return
             if frame.startswith(b"M"):  # maintenance: the serial console's only
                 self.refused += 1
@@ -157,24 +160,14 @@ class NetLink:
                 self.refused += 1
                 return
             frame, _sid, ctr = got
-            floor = self.down_ctr - ALL_WINDOW_MS
-            if ctr <= self.all_ctr or ctr <= floor or not self._referee_may(frame):
+            star = frame.find(b"*")
+            body = frame[:star] if star > 0 else frame
+            if ctr <= self.all_ctr or ctr <= self.down_ctr - _ALL_WINDOW_MS \
+                    or not (body in _ALL_PRESSES or body.startswith(b"N ")):
                 self.refused += 1
                 return
             self.all_ctr = ctr
         self._take(frame)
-
-    @staticmethod
-    def _referee_may(frame):
-        star = frame.find(b"*")
-        body = frame[:star] if star > 0 else frame
-        return body in _ALL_PRESSES or body.startswith(b"N ")
-
-    def _nudge(self):
-        now = self.ticks()
-        if ticks_diff(now, self.nudged) >= _NUDGE_MS:
-            self.nudged = now
-            self._take(protocol.who())
 
     def _take(self, payload):
         if len(self.inbox) + len(payload) + 1 > _INBOX_MAX:
@@ -206,7 +199,7 @@ class NetLink:
             if not self.was_up:
                 self.was_up = True
                 self.connects += 1
-                self.backoff = BACKOFF_MIN_MS
+                self.backoff = _BACKOFF_MIN_MS
                 self._take(protocol.who())  # hello and resend now
         elif c.state == mqtt.DEAD:
             self._lost(c.why, now)
@@ -220,7 +213,7 @@ class NetLink:
         self.was_up = False
         self.why = why
         self.retry_at = ticks_add(now, self.backoff)
-        self.backoff = self.backoff * 2 if self.backoff < BACKOFF_MAX_MS // 2 else BACKOFF_MAX_MS
+        self.backoff = self.backoff * 2 if self.backoff < _BACKOFF_MAX_MS // 2 else _BACKOFF_MAX_MS
 
     def drop(self, now):
         """The socket is gone under us (Wi-Fi dropped): close it, reconnect

@@ -10,7 +10,7 @@ On the network every MQTT message is one sealed frame::
 ``<frame>`` is the CRC frame of protocol.py without its newline; ``<sid>`` the
 clock's link session (8 hex digits, new at every boot of the clock's network
 link); ``<ctr>`` a counter in 1 to 15 decimal digits; ``<tag>`` the first
-TAG_HEX hex digits of HMAC-SHA256(key, <dir> + everything before the last
+_TAG_HEX hex digits of HMAC-SHA256(key, <dir> + everything before the last
 ``~``), where ``<dir>`` is one byte naming the direction (``U`` clock -> host,
 ``D`` host -> one clock, ``A`` the referee -> every clock on ``all/down``), so
 a message cannot be turned round or moved to another topic.  The key of a
@@ -33,8 +33,8 @@ from hashlib import sha256
 
 from micropython import const
 
-TAG_HEX = const(32)  # 128 bits of the 256 (RFC 2104: at least half the hash)
-MAX_CTR_DIGITS = const(15)
+_TAG_HEX = const(32)  # 128 bits of the 256 (RFC 2104: at least half the hash)
+_MAX_CTR_DIGITS = const(15)
 _BLOCK = const(64)
 
 
@@ -66,7 +66,7 @@ class Mac:
 
     def tag(self, direction, body):
         """The truncated tag (hex bytes) of ``body`` sent in ``direction``."""
-        return hexlify(self.digest(direction, body))[:TAG_HEX]
+        return hexlify(self.digest(direction, body))[:_TAG_HEX]
 
 
 def key_bytes(text):
@@ -90,9 +90,9 @@ def seal(mac, direction, frame, sid, ctr):
 
 
 def counter(text):
-    """``ctr`` (bytes) -> int, or -1 if it is not 1..MAX_CTR_DIGITS ASCII digits."""
+    """``ctr`` (bytes) -> int, or -1 if it is not 1.._MAX_CTR_DIGITS ASCII digits."""
     n = len(text)
-    if n < 1 or n > MAX_CTR_DIGITS:
+    if n < 1 or n > _MAX_CTR_DIGITS:
         return -1
     value = 0
     for b in text:
@@ -119,7 +119,7 @@ def open_sealed(mac, direction, message):
     if message.endswith(b"\n"):
         message = message[:-1]
     t = message.rfind(b"~")
-    if t < 0 or len(message) - t - 1 != TAG_HEX:
+    if t < 0 or len(message) - t - 1 != _TAG_HEX:
         return None
     c = message.rfind(b"~", 0, t)
     if c < 0:

@@ -90,7 +90,7 @@ def make(mode, settings, actions, wifi):
             S[0] = sock
             self.sock = sock
             self.uart = NetLink("hall", "bench", "bench", "pw", lambda now: sock, self.now,
-                                key="1f" * 16, hall_key="2e" * 16)
+                                key=KEY, hall_key=HALL_KEY, sid=SID)
             Runner._boot(self, now)
 
         def feed(self, data):
@@ -130,43 +130,63 @@ def calibrate(feed):
 '''
 
 
-def _mqtt_replies(buf, out_frames):
-    """The broker's side of the clock's MQTT bytes: replies (bytes) and the
-    frames the clock published (appended to out_frames).  Returns the rest
-    of ``buf`` (an incomplete packet)."""
-    replies = b""
-    while len(buf) >= 2:
-        n, shift, i = 0, 0, 1
+KEY = "1f" * 16  # the bench clock's key (its own topics, both ways)
+HALL_KEY = "2e" * 16  # the hall's (all/down)
+SID = "b32a0001"  # the bench clock's link session (fixed: the same figures every run)
+
+
+class FakeBroker:
+    """The broker's and the host's side of the clock's MQTT bytes, in CPython.
+    The packets are split by the firmware's own ``mqtt.split`` (the one MQTT
+    reader of the project), the frames opened and the host's acks sealed by
+    the firmware's own ``seal`` under the clock's key, as a host does
+    (hallclock.net.seal.ClockSeal)."""
+
+    def __init__(self):
+        from hallclock_fw import seal
+        self.seal = seal
+        self.mac = seal.Mac(seal.key_bytes(KEY))
+        self.buf = b""
+        self.down_ctr = 0
+        self.up_ctr = 0
+        self.refused = 0
+
+    def take(self, raw, out_frames):
+        """The replies (bytes) to what the clock sent; the frames it published
+        (opened, with their newline) appended to ``out_frames``."""
+        from hallclock_fw import mqtt
+        buf = self.buf + raw
+        replies = b""
         while True:
-            if i >= len(buf):
-                return replies, buf
-            b = buf[i]
-            n |= (b & 127) << shift
-            i += 1
-            if not b & 128:
+            head, n = mqtt.split(buf, len(buf))
+            if head <= 0:
                 break
-            shift += 7
-        if i + n > len(buf):
-            return replies, buf
-        first, body = buf[0], buf[i:i + n]
-        buf = buf[i + n:]
-        kind = first >> 4
-        if kind == 1:  # CONNECT
-            replies += b"\x20\x02\x00\x00"
-        elif kind == 8:  # SUBSCRIBE: one granted QoS 0 per topic
-            pid = body[:2]
-            topics, at = 0, 2
-            while at < len(body):
-                tl = (body[at] << 8) | body[at + 1]
-                at += 2 + tl + 1
-                topics += 1
-            replies += bytes((0x90, 2 + topics)) + pid + b"\x00" * topics
-        elif kind == 12:  # PINGREQ
-            replies += b"\xd0\x00"
-        elif kind == 3:
-            tl = (body[0] << 8) | body[1]
-            out_frames.append(bytes(body[2 + tl:]))
-    return replies, buf
+            first, body = buf[0], buf[head:head + n]
+            buf = buf[head + n:]
+            kind = first >> 4
+            if kind == 1:  # CONNECT
+                replies += b"\x20\x02\x00\x00"
+            elif kind == 8:  # SUBSCRIBE (id 1): the clock's two topics, QoS 0 granted
+                replies += b"\x90\x04" + body[:2] + b"\x00\x00"
+            elif kind == 12:  # PINGREQ
+                replies += b"\xd0\x00"
+            elif kind == 3:  # PUBLISH (QoS 0): a sealed frame on the clock's up topic
+                tl = (body[0] << 8) | body[1]
+                got = self.seal.open_sealed(self.mac, b"U", bytes(body[2 + tl:]))
+                if got is None or got[1] != SID or got[2] <= self.up_ctr:
+                    self.refused += 1
+                    continue
+                self.up_ctr = got[2]
+                out_frames.append(got[0])
+        if head < 0:
+            raise RuntimeError("the clock sent a packet MQTT does not allow: %r" % buf[:40])
+        self.buf = buf
+        return replies
+
+    def down(self, frame):
+        """A host frame as the message on the clock's down topic."""
+        self.down_ctr += 1
+        return self.seal.seal(self.mac, b"D", frame, SID, self.down_ctr)
 
 
 def long_game(mode, minutes=40):
@@ -212,10 +232,72 @@ def long_game(mode, minutes=40):
     return "\n".join(lines) + "\n%d end\n" % (t + 5000), ["match=25"]
 
 
+# The ESP32's binascii is built in (C: no interned names, no garbage but its
+# result); the webassembly port's is micropython-lib's Python module, which
+# interns 45 one-character names at import and makes a big int per byte in
+# crc32.  This stand-in does what the board's does at a board's cost: the
+# CRC in two 16-bit halves (small ints), its tables in the VM's base heap.
+BINASCII_STANDIN = r'''
+_HI = []
+_LO = []
+for _n in range(256):
+    _c = _n
+    for _k in range(8):
+        _c = (_c >> 1) ^ 0xEDB88320 if _c & 1 else _c >> 1
+    _HI.append(_c >> 16)
+    _LO.append(_c & 0xFFFF)
+_HEX = b"0123456789abcdef"
+
+
+def crc32(data, crc=0):
+    hi = (crc >> 16) ^ 0xFFFF
+    lo = (crc & 0xFFFF) ^ 0xFFFF
+    for b in data:
+        i = (lo ^ b) & 255
+        lo = (((hi & 255) << 8) | (lo >> 8)) ^ _LO[i]
+        hi = (hi >> 8) ^ _HI[i]
+    return ((hi ^ 0xFFFF) << 16) | (lo ^ 0xFFFF)
+
+
+def hexlify(data):
+    out = bytearray(2 * len(data))
+    j = 0
+    for b in data:
+        out[j] = _HEX[b >> 4]
+        out[j + 1] = _HEX[b & 15]
+        j += 2
+    return bytes(out)
+
+
+def unhexlify(text):
+    if isinstance(text, str):
+        text = text.encode()
+    if len(text) & 1:
+        raise ValueError("odd-length string")
+    out = bytearray(len(text) // 2)
+    for j in range(len(out)):
+        v = 0
+        for b in (text[2 * j], text[2 * j + 1]):
+            if 48 <= b <= 57:
+                d = b - 48
+            elif 97 <= b <= 102:
+                d = b - 87
+            elif 65 <= b <= 70:
+                d = b - 55
+            else:
+                raise ValueError("non-hex digit found")
+            v = v * 16 + d
+        out[j] = v
+    return bytes(out)
+'''
+
+
 def _files():
     from .wasm import MACHINE_STANDIN, device_files
     files = device_files()
-    files["benchdrv.py"] = DRIVER
+    files["binascii.py"] = BINASCII_STANDIN
+    files["benchdrv.py"] = DRIVER.replace("key=KEY, hall_key=HALL_KEY, sid=SID",
+                                          "key=%r, hall_key=%r, sid=%r" % (KEY, HALL_KEY, SID))
     files["network.py"] = "STA_IF = 0\nclass WLAN:\n    def __init__(self, *a): pass\n"
     files["socket.py"] = "AF_INET = 2\nSOCK_STREAM = 1\n"
     files["machine.py"] = MACHINE_STANDIN + "def unique_id(): return b'\\x00\\x01\\x02'\n"
@@ -238,7 +320,7 @@ def boot_steps(mode, link, actions, values):
         imports += "import hallclock_fw.netlink, hallclock_fw.mqtt, hallclock_fw.hw.wifi\n"
     return [
         # the stand-ins of the ESP32's built-in modules (in its image, not its heap)
-        ("base", "import machine, micropython, select, network, socket"),
+        ("base", "import machine, micropython, select, network, socket, binascii"),
         ("firmware_modules", imports),
         # the harness: the runner's modules and the driver, then the scenario
         ("harness_modules", "import hallclock.vboard.vdev.runner, hallclock.vboard.vdev.fakes\n"
@@ -283,7 +365,9 @@ def boot64(mode, tree, binary, link="serial"):
     actions, values = _scenario(mode, 3)
     d = tempfile.mkdtemp(prefix="hallclock-boot64-")
     for name, text in _files().items():
-        if "/" not in name:  # the stand-ins and the driver; the firmware is the .mpy tree
+        # the stand-ins and the driver (the firmware is the .mpy tree; the unix
+        # port's binascii is built in, as the board's)
+        if "/" not in name and name != "binascii.py":
             with open(os.path.join(d, name), "w") as f:
                 f.write(text if isinstance(text, str) else text.decode())
     code = "import gc\n"
@@ -313,7 +397,8 @@ def game(mode, link, minutes=40, outage=OUTAGE, boot_only=False):
     actions, values = _scenario(mode, minutes)
     wifi = link == "wifi"
     fig = {"mode": mode, "link": link}
-    with VMProcess(_files(), "", obj_expr=None, timeout=600, heap_bytes=1 << 20) as vm:
+    with VMProcess(_files(), "", obj_expr=None, timeout=600, heap_bytes=1 << 20,
+                   fix_errno=False) as vm:
         def qstrs():
             import re
             text = vm.exec("micropython.qstr_info()")
@@ -353,7 +438,7 @@ def game(mode, link, minutes=40, outage=OUTAGE, boot_only=False):
         outage_peak = 0
         acked = 0
         seen = 0
-        mbuf = b""
+        broker = FakeBroker() if wifi else None
         feed = b""
         live = booted
         passes = 0
@@ -379,7 +464,7 @@ def game(mode, link, minutes=40, outage=OUTAGE, boot_only=False):
                 outage_peak = net
             frames = []
             if wifi:
-                replies, mbuf = _mqtt_replies(mbuf + raw, frames)
+                replies = broker.take(raw, frames)
             else:
                 replies = b""
                 frames = [ln + b"\n" for ln in raw.split(b"\n") if ln]
@@ -392,7 +477,7 @@ def game(mode, link, minutes=40, outage=OUTAGE, boot_only=False):
                 host = protocol.ack("0000b32a", seen)
                 acked = seen
             if wifi:
-                feed = replies + (publish_packet(down, host) if host else b"")
+                feed = replies + (publish_packet(down, broker.down(host)) if host else b"")
             else:
                 feed = host
             if st == 1:  # DONE: the scenario ended and the host has every event

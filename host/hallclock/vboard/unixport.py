@@ -84,7 +84,7 @@ def device_tree():
             p = tmp / name
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_bytes(data)
-        result = build_mpy(VDEV, tmp / vdev_folder())
+        result = build_mpy(VDEV, tmp / vdev_folder(), package=vdev_folder().replace("/", "."))
         if not result.ok:
             raise HallclockError("the virtual device does not compile: " + result.errors[0])
         for name in package_inits():
