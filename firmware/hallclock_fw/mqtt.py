@@ -86,11 +86,11 @@ def split(buf, n):
             return -1, 0
 
 
-def connect_packet(client_id, user, password, keepalive_s, will=None):
+def connect_packet(clock, user, password, keepalive_s, will=None):
     """``will``: (topic, payload) the broker publishes (QoS 0, not retained)
     when this connection dies without a DISCONNECT."""
     flags = 0x02  # clean session: nothing is queued for us between connections
-    payload = _str(client_id.encode())
+    payload = _str(clock.encode())
     if will is not None:
         flags |= 0x04
         payload += _str(will[0]) + _str(will[1])
@@ -120,9 +120,9 @@ class Client:
     pass; ``publish(topic, payload)``.  Incoming messages go to
     ``on_message(topic_bytes, payload_bytes)``."""
 
-    def __init__(self, client_id, user=None, password=None, keepalive_s=30, topics=(),
+    def __init__(self, clock, user=None, password=None, keepalive_s=30, topics=(),
                  on_message=None, will=None):
-        self.hello = connect_packet(client_id, user, password, keepalive_s, will)
+        self.hello = connect_packet(clock, user, password, keepalive_s, will)
         self.keepalive_ms = keepalive_s * 1000
         self.topics = topics
         self.on_message = on_message
@@ -331,7 +331,7 @@ class Client:
             if code:
                 why = ("", "protocol version", "client id", "server unavailable",
                        "bad user name or password", "not authorized")
-                self._fail("refused: " + (why[code] if code < 6 else str(code)))
+                self._fail("refused: %s" % (why[code] if code < 6 else code))
                 return
             self.connacked = True
             if self.topics:

@@ -32,6 +32,8 @@ the board, plain CPython or MicroPython-unix sockets on the host.
 """
 from micropython import const
 
+from binascii import hexlify
+
 from . import mqtt, protocol, seal
 from .core.timing import ticks_add, ticks_diff
 from .events import BTN_GONG, BTN_PAUSE, BTN_START
@@ -52,10 +54,11 @@ def _link_sid():
     webassembly VM, which has no os.urandom, seeds ``random`` itself."""
     try:
         from os import urandom
-        return "".join("%02x" % b for b in urandom(4))
+        raw = urandom(4)
     except ImportError:
         from random import getrandbits
-        return "%08x" % getrandbits(32)
+        raw = bytes(getrandbits(8) for _ in range(4))
+    return hexlify(raw).decode()
 
 
 def topic(hall, clock, direction):
@@ -133,11 +136,11 @@ class NetLink:
         return self.client.state == mqtt.UP
 
     # -- the network ---------------------------------------------------------
-    def _message(self, topic_name, payload):
+    def _message(self, topic, body):
         """A message from the broker: into the inbox only if sealed by its
         sender, fresh, and within that sender's rights."""
-        if topic_name == self.down_topic:
-            got = seal.open_sealed(self.mac, b"D", payload)
+        if topic == self.down_topic:
+            got = seal.open_sealed(self.mac, b"D", body)
             if got is None:
                 self.refused += 1
                 return
@@ -155,13 +158,13 @@ class NetLink:
                 return
             self.down_ctr = ctr
         else:
-            got = seal.open_sealed(self.hall_mac, b"A", payload)
+            got = seal.open_sealed(self.hall_mac, b"A", body)
             if got is None or got[1] != "all":
                 self.refused += 1
                 return
             frame, _sid, ctr = got
             star = frame.find(b"*")
-            body = frame[:star] if star > 0 else frame
+            body = frame[:star] if star > 0 else frame  # the referee's rights:
             if ctr <= self.all_ctr or ctr <= self.down_ctr - _ALL_WINDOW_MS \
                     or not (body in _ALL_PRESSES or body.startswith(b"N ")):
                 self.refused += 1
@@ -191,7 +194,7 @@ class NetLink:
                 self._lost("cannot connect (%s)" % e.args[0], now)
                 return
             if sock is None:
-                self._lost("no network", now)
+                self._lost("no Wi-Fi network", now)
                 return
             c.start(sock, now)
         c.poll(now)

@@ -64,9 +64,9 @@ class Mac:
         outer.update(inner.digest())
         return outer.digest()
 
-    def tag(self, direction, body):
-        """The truncated tag (hex bytes) of ``body`` sent in ``direction``."""
-        return hexlify(self.digest(direction, body))[:_TAG_HEX]
+    def tag(self, kind, body):
+        """The truncated tag (hex bytes) of ``body`` sent in direction ``kind``."""
+        return hexlify(self.digest(kind, body))[:_TAG_HEX]
 
 
 def key_bytes(text):
@@ -80,13 +80,13 @@ def key_bytes(text):
         raise ValueError("a key is 32 or more hex digits")
 
 
-def seal(mac, direction, frame, sid, ctr):
+def seal(mac, kind, frame, sid, ctr):
     """The message for ``frame`` (bytes, a CRC frame with or without its
     newline); ``sid`` str, ``ctr`` int >= 0."""
     if frame.endswith(b"\n"):
         frame = frame[:-1]
     body = frame + b"~" + sid.encode() + b"~" + str(ctr).encode()
-    return body + b"~" + mac.tag(direction, body) + b"\n"
+    return body + b"~" + mac.tag(kind, body) + b"\n"
 
 
 def counter(text):
@@ -102,17 +102,7 @@ def counter(text):
     return value
 
 
-def _same(a, b):
-    """Equal bytes, in a time that does not depend on where they differ."""
-    if len(a) != len(b):
-        return False
-    d = 0
-    for i in range(len(a)):
-        d |= a[i] ^ b[i]
-    return d == 0
-
-
-def open_sealed(mac, direction, message):
+def open_sealed(mac, kind, message):
     """(frame with its newline, sid str, ctr int) of a sound message, or None
     (bad shape, bad counter, or a tag that is not ``mac``'s).  ``mac`` None:
     the shape only (a viewer, which holds no key, shows but never stores)."""
@@ -128,8 +118,14 @@ def open_sealed(mac, direction, message):
     if s < 1:
         return None
     body = message[:t]
-    if mac is not None and not _same(mac.tag(direction, body), message[t + 1:]):
-        return None
+    if mac is not None:
+        # the tags compared in a time that does not depend on where they differ
+        want = mac.tag(kind, body)
+        d = 0
+        for i in range(_TAG_HEX):
+            d |= want[i] ^ message[t + 1 + i]
+        if d:
+            return None
     ctr = counter(message[c + 1:t])
     sid = message[s + 1:c]
     if ctr < 0 or not 1 <= len(sid) <= 8:

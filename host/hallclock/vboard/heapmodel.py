@@ -35,6 +35,12 @@ import sys
 import tempfile
 
 GC_AREA = 56000
+# Names interned in the VM's base step, so that its qstr pools (20, 40, ...
+# 1 280 entries) are all allocated before the firmware is imported: the
+# harness's names (runner, fakes, driver, ~200) then never move a pool's
+# allocation into a measured step, and the pools a board needs for the
+# firmware's own names are charged from the firmware's count (``pool_bytes``).
+QSTR_FILL = 1300
 OUTAGE = (20 * 60000, 25 * 60000)  # the host hears nothing, says nothing
 
 # The driver inside the VM (MicroPython): the Runner with the real firmware,
@@ -46,17 +52,27 @@ from hallclock_fw.core.timing import ticks_add
 from hallclock_fw.hw import device
 
 
+# What the clock sends in one request, for the host side: one buffer made
+# when the driver is imported (the harness's share), written without
+# allocating (on a board the bytes go to lwIP, outside the GC heap).
+OUT = bytearray(32768)
+
+
 class FakeSock:
     """The broker's end of a TCP socket: what the clock sends is kept for
-    the host side (which speaks MQTT for the broker), what the host side
-    gives is what recv returns."""
+    the host side (which speaks MQTT for the broker) in OUT, what the host
+    side gives is what recv returns."""
     def __init__(self):
-        self.sent = []
+        self.n = 0
         self.rx = []
 
     def send(self, data):
-        self.sent.append(data)
-        return len(data)
+        k = len(data)
+        if self.n + k > len(OUT):
+            raise OSError(11)  # EAGAIN: the host side takes it at the end of the request
+        OUT[self.n:self.n + k] = data
+        self.n += k
+        return k
 
     def recv(self, n):
         if not self.rx:
@@ -97,8 +113,8 @@ def make(mode, settings, actions, wifi):
             self.sock.rx.append(data)
 
         def take_output(self):
-            out = b"".join(self.sock.sent)
-            self.sock.sent = []
+            out = bytes(OUT[:self.sock.n])
+            self.sock.n = 0
             return out
     return NetRunner(mode, settings, actions, clock="bench", sid="0000b32a")
 
@@ -304,6 +320,38 @@ def _files():
     return files
 
 
+def qstr_figures(text):
+    """[(n_pool, n_qstr, pool bytes)] of every ``micropython.qstr_info()`` line
+    in ``text`` (the pools' bytes: n_total_bytes less the names' own bytes)."""
+    import re
+    out = []
+    for m in re.finditer(r"n_pool=(\d+), n_qstr=(\d+), n_str_data_bytes=(\d+), "
+                         r"n_total_bytes=(\d+)", text):
+        pools, n, data, total = (int(g) for g in m.groups())
+        out.append((pools, n, total - data))
+    return out
+
+
+def pool_table(figures):
+    """{pools: (capacity in names, bytes of that many pools)}, from the VM's
+    own qstr_info while the base step interned its fill names one by one."""
+    table = {}
+    for pools, n, nbytes in figures:
+        cap = table.get(pools, (0, 0))[0]
+        table[pools] = (max(cap, n), nbytes)
+    return table
+
+
+def pool_bytes(table, names):
+    """The bytes of the qstr pools a board allocates for ``names`` interned
+    names (the pools that hold them; the last one is allocated whole)."""
+    for pools in sorted(table):
+        cap, nbytes = table[pools]
+        if names <= cap and pools < max(table):
+            return nbytes, pools
+    raise RuntimeError("more interned names (%d) than the pool table knows" % names)
+
+
 def boot_steps(mode, link, actions, values):
     """[(label, code)]: what a board imports and builds, then the harness.
     The live heap after each step, less that before, is the step's share."""
@@ -320,7 +368,12 @@ def boot_steps(mode, link, actions, values):
         imports += "import hallclock_fw.netlink, hallclock_fw.mqtt, hallclock_fw.hw.wifi\n"
     return [
         # the stand-ins of the ESP32's built-in modules (in its image, not its heap)
-        ("base", "import machine, micropython, select, network, socket, binascii"),
+        ("base", "import machine, micropython, select, network, socket, binascii\n"
+                 "class _Q:\n    pass\n_q = _Q()\n"
+                 "for _i in range(%d):\n"
+                 "    setattr(_q, '_q%%d' %% _i, 0)\n"
+                 "    micropython.qstr_info()\n"
+                 "del _q, _Q, _i\n" % QSTR_FILL),
         ("firmware_modules", imports),
         # the harness: the runner's modules and the driver, then the scenario
         ("harness_modules", "import hallclock.vboard.vdev.runner, hallclock.vboard.vdev.fakes\n"
@@ -400,17 +453,26 @@ def game(mode, link, minutes=40, outage=OUTAGE, boot_only=False):
     with VMProcess(_files(), "", obj_expr=None, timeout=600, heap_bytes=1 << 20,
                    fix_errno=False) as vm:
         def qstrs():
-            import re
-            text = vm.exec("micropython.qstr_info()")
-            return {k: int(v) for k, v in re.findall(r"(n_\w+)=(\d+)", text)}
+            return qstr_figures(vm.exec("import micropython\nmicropython.qstr_info()"))[-1][1]
         live = {}
+        names = {"vm_start": qstrs()}  # the runner's own names: a board's main.py's stand-in
         for label, step in boot_steps(mode, link, actions, values):
-            vm.exec(step)
+            out = vm.exec(step)
             live[label] = vm.heap_live()
-            if label == "firmware_modules":
-                fig["qstr_firmware"] = qstrs()
+            names[label] = qstrs()
+            if label == "base":
+                table = pool_table(qstr_figures(out))
         vm.exec("del _f, _c\n")
         fig.update(_shares(live))
+        # the names the clock interns (its modules, the App built), without
+        # the VM's stand-ins of the board's built-in modules and the harness's
+        fw_names = names["vm_start"] + (names["firmware_modules"] - names["base"]) \
+            + (names["booted"] - names["scenario_objects"])
+        pools, n_pools = pool_bytes(table, fw_names)
+        fig.update({"qstr_firmware": fw_names, "qstr_pools": n_pools,
+                    "qstr_pool_bytes": pools, "qstr_pool_table": table,
+                    "after_boot_no_pools": fig["after_boot"]})
+        fig["after_boot"] += pools
         if boot_only:
             return fig
         base = live["base"]
@@ -460,6 +522,9 @@ def game(mode, link, minutes=40, outage=OUTAGE, boot_only=False):
                 - base - (0 if wifi else len(raw))
             if net > peak:
                 peak, peak_at = net, ms
+            if os.environ.get("HEAPMODEL_TRACE"):
+                sys.stderr.write("trace %d ms n=%d net=%d live=%d out=%d feed=%d\n" % (
+                    ms, n, net, live - booted + after_boot - fig["qstr_pool_bytes"], len(raw), len(feed)))
             if outage[0] <= ms < outage[1] + 60000 and net > outage_peak:
                 outage_peak = net
             frames = []
@@ -486,6 +551,13 @@ def game(mode, link, minutes=40, outage=OUTAGE, boot_only=False):
                 raise RuntimeError("the game did not end (status %d at %d ms)" % (st, ms))
             live = vm.heap_live()
         end_live = vm.heap_live()
+        # names interned during the game (the firmware's: the harness's
+        # requests use names interned before)
+        end_names = fw_names + qstrs() - names["fakes"]
+        end_pools, n_end = pool_bytes(table, end_names)
+        peak += end_pools
+        outage_peak += end_pools
+        fig.update({"qstr_end": end_names, "qstr_pools_end": n_end})
         fig.update({"peak": peak, "peak_at_ms": peak_at, "peak_in_outage": outage_peak,
                     "margin": GC_AREA - peak, "after_boot_margin": GC_AREA - after_boot,
                     "intervals": intervals, "passes": passes,
