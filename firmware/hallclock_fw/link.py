@@ -58,6 +58,9 @@ def _ring(capacity):
 class DeviceLink:
     def __init__(self, uart, sid, clock, mode, settings_text, version, now, capacity=CAPACITY):
         self.uart = uart
+        # frames a pass at most: the link's own figure where it has one (the
+        # hall network's frames make more garbage each: hallclock_fw/netlink.py)
+        self.burst = getattr(uart, "burst", _BURST)
         self.sid = sid
         self.clock = clock
         self.mode = mode  # the hello's mode (the app changes it when settings are taken)
@@ -170,7 +173,7 @@ class DeviceLink:
         self.q_len += 1
 
     def send(self, now):
-        """Send what is due, at most _BURST frames: an owed hello first, an
+        """Send what is due, at most ``burst`` frames: an owed hello first, an
         owed gap frame, new events, and resends after RESEND_MS."""
         if self.seq > self.acked and ticks_diff(now, self.progress) >= RESEND_MS:
             self.next_send = self.acked + 1  # nothing acknowledged for a while: go back
@@ -193,7 +196,7 @@ class DeviceLink:
             self.uart.write(protocol.gap(self.sid, self.first))
             sent += 1
         last = self.probe if self.probe else self.seq
-        while self.next_send <= last and sent < _BURST:
+        while self.next_send <= last and sent < self.burst:
             self._send(self.next_send)
             self.next_send += 1
             sent += 1
@@ -205,7 +208,7 @@ class DeviceLink:
             b = chunk[k]
             if b == 10:  # newline
                 if not self.rx_skip and self.rxn:
-                    self._line(bytes(rx[:self.rxn]), now)
+                    self._line(bytes(memoryview(rx)[:self.rxn]), now)  # one copy
                 elif self.rx_skip:
                     self.bad += 1
                 self.rxn = 0

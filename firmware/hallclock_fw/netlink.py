@@ -66,6 +66,11 @@ def topic(hall, clock, direction):
 
 
 class NetLink:
+    # frames the DeviceLink sends a pass at most (link.py): one, as each
+    # sealed frame and its MQTT packet are about 1.3 KB of garbage on the
+    # clock's heap, collected between two passes (docs/micropython.md)
+    burst = 1
+
     def __init__(self, hall, clock, user, password, opener, ticks, keepalive_s=_KEEPALIVE_S,
                  key=None, hall_key=None, sid=None):
         if key is None or hall_key is None:
@@ -127,8 +132,10 @@ class NetLink:
             nl = data.find(b"\n", start)
             end = len(data) if nl < 0 else nl + 1
             self.sent += 1
-            self.client.publish(self.up_topic,
-                                seal.seal(self.mac, b"U", data[start:end], self.sid, self.sent))
+            # one frame (the usual write): sealed as it is, not copied first
+            frame = data if start == 0 and end == len(data) else data[start:end]
+            self.client.publish(self.up_topic, seal.seal(self.mac, b"U", frame, self.sid,
+                                                         self.sent))
             start = end
         return len(data)
 

@@ -64,9 +64,10 @@ class Mac:
         outer.update(inner.digest())
         return outer.digest()
 
-    def tag(self, kind, body):
-        """The truncated tag (hex bytes) of ``body`` sent in direction ``kind``."""
-        return hexlify(self.digest(kind, body))[:_TAG_HEX]
+    def tag(self, kind, *body):
+        """The truncated tag (hex bytes) of ``body`` (its parts in order)
+        sent in direction ``kind``: the first _TAG_HEX hex digits of the HMAC."""
+        return hexlify(self.digest(kind, *body)[:_TAG_HEX // 2])
 
 
 def key_bytes(text):
@@ -82,34 +83,23 @@ def key_bytes(text):
 
 def seal(mac, kind, frame, sid, ctr):
     """The message for ``frame`` (bytes, a CRC frame with or without its
-    newline); ``sid`` str, ``ctr`` int >= 0."""
+    newline); ``sid`` str, ``ctr`` int >= 0.  Few temporaries: each is
+    garbage on the clock's heap (docs/micropython.md "The heap model")."""
     if frame.endswith(b"\n"):
         frame = frame[:-1]
-    body = frame + b"~" + sid.encode() + b"~" + str(ctr).encode()
-    return body + b"~" + mac.tag(kind, body) + b"\n"
-
-
-def counter(text):
-    """``ctr`` (bytes) -> int, or -1 if it is not 1.._MAX_CTR_DIGITS ASCII digits."""
-    n = len(text)
-    if n < 1 or n > _MAX_CTR_DIGITS:
-        return -1
-    value = 0
-    for b in text:
-        if b < 48 or b > 57:
-            return -1
-        value = value * 10 + (b - 48)
-    return value
+    tail = ("~%s~%d" % (sid, ctr)).encode()
+    return b"".join((frame, tail, b"~", mac.tag(kind, frame, tail), b"\n"))
 
 
 def open_sealed(mac, kind, message):
     """(frame with its newline, sid str, ctr int) of a sound message, or None
     (bad shape, bad counter, or a tag that is not ``mac``'s).  ``mac`` None:
     the shape only (a viewer, which holds no key, shows but never stores)."""
+    end = len(message)
     if message.endswith(b"\n"):
-        message = message[:-1]
-    t = message.rfind(b"~")
-    if t < 0 or len(message) - t - 1 != _TAG_HEX:
+        end -= 1
+    t = message.rfind(b"~", 0, end)
+    if t < 0 or end - t - 1 != _TAG_HEX:
         return None
     c = message.rfind(b"~", 0, t)
     if c < 0:
@@ -117,20 +107,26 @@ def open_sealed(mac, kind, message):
     s = message.rfind(b"~", 0, c)
     if s < 1:
         return None
-    body = message[:t]
     if mac is not None:
         # the tags compared in a time that does not depend on where they differ
-        want = mac.tag(kind, body)
+        want = mac.tag(kind, memoryview(message)[:t])
         d = 0
         for i in range(_TAG_HEX):
             d |= want[i] ^ message[t + 1 + i]
         if d:
             return None
-    ctr = counter(message[c + 1:t])
-    sid = message[s + 1:c]
-    if ctr < 0 or not 1 <= len(sid) <= 8:
+    # the counter: 1 to _MAX_CTR_DIGITS ASCII digits
+    if t - c - 1 < 1 or t - c - 1 > _MAX_CTR_DIGITS:
         return None
-    for b in sid:
-        if b < 48 or b > 122:
+    ctr = 0
+    for i in range(c + 1, t):
+        b = message[i]
+        if b < 48 or b > 57:
             return None
-    return message[:s] + b"\n", sid.decode(), ctr
+        ctr = ctr * 10 + (b - 48)
+    if not 1 <= c - s - 1 <= 8:
+        return None
+    for i in range(s + 1, c):
+        if message[i] < 48 or message[i] > 122:
+            return None
+    return message[:s] + b"\n", message[s + 1:c].decode(), ctr
