@@ -483,8 +483,8 @@ def test_start_and_gong_in_one_write_both_sound():
     r = _runner()
     _pass(r, protocol.command(3) + protocol.command(4))
     link = r.app.link
-    codes = [link.ring[(s % link.cap) * 7 + 2] for s in range(1, link.seq + 1)]
-    kinds = [link.ring[(s % link.cap) * 7 + 3] for s in range(1, link.seq + 1)]
+    codes = [link.ring[(s % link.cap) * link_mod._F + 1] for s in range(1, link.seq + 1)]
+    kinds = [link.ring[(s % link.cap) * link_mod._F + 2] for s in range(1, link.seq + 1)]
     assert codes == [0, 1, 1] and kinds[1:] == [0, 3]  # boot, START gong, manual gong
 
 

@@ -17,8 +17,8 @@ from .core.timing import ticks_add, ticks_diff
 from .events import EV_BOOT, EV_HEALTH, EV_SETTINGS, LONG
 
 CAPACITY = const(128)  # events kept: a 5-minute host outage at a move every 5 s
-# (docs/protocol.md "Ring capacity"); 3 584 bytes of the 56 000-byte GC heap
-_F = const(7)  # ints per event: seq, t_ms, code, v0..v3
+# (docs/protocol.md "Ring capacity"); 3 072 bytes of the 56 000-byte GC heap
+_F = const(6)  # ints per event: t_ms, code, v0..v3 (its seq is its place: seq % cap)
 _BURST = const(2)  # frames sent per poll at most (events, hellos, gap frames): each
 # frame's garbage (on Wi-Fi about 1 KB) is collected between two passes
 BURST_GAP_MS = const(20)  # wake this soon again while frames wait to be sent
@@ -108,13 +108,12 @@ class DeviceLink:
                 self.next_send = self.first
         i = (self.seq % self.cap) * _F
         r = self.ring
-        r[i] = self.seq
-        r[i + 1] = t_ms
-        r[i + 2] = code
-        r[i + 3] = v0
-        r[i + 4] = v1
-        r[i + 5] = v2
-        r[i + 6] = v3
+        r[i] = t_ms
+        r[i + 1] = code
+        r[i + 2] = v0
+        r[i + 3] = v1
+        r[i + 4] = v2
+        r[i + 5] = v3
 
     def all_acked(self):
         return self.acked >= self.seq
@@ -132,15 +131,15 @@ class DeviceLink:
         r = self.ring
         i = (seq % self.cap) * _F
         text = None
-        code = r[i + 2]
+        code = r[i + 1]
         if code == EV_BOOT:
             text = self.boot_text
         elif code == EV_SETTINGS:  # the settings as they stand (docs/protocol.md)
             text = self.mode + ":" + self.settings_text
         elif code == EV_HEALTH and seq == self.health_seq:
             text = self.health_text
-        self.uart.write(protocol.event(self.sid, seq, r[i + 1], code, r[i + 3],
-                                       r[i + 4], r[i + 5], r[i + 6], text))
+        self.uart.write(protocol.event(self.sid, seq, r[i], code, r[i + 2],
+                                       r[i + 3], r[i + 4], r[i + 5], text))
 
     # -- the loop's part ---------------------------------------------------
     def receive(self, now):
