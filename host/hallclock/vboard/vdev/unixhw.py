@@ -127,24 +127,8 @@ class UnixHW(Runner):
         self.mark_pass()
 
     def fill(self, free):
-        """The heap of a board: all of this process's free heap but ``free``
-        (the board's, after boot, on this port's sizes) and the harness's
-        garbage room is taken by a ballast.  MemoryError if the firmware
-        after boot does not fit the board's heap at all."""
-        if free < 0:
-            raise MemoryError("the firmware after boot needs %d bytes more than the heap"
-                              % -free)
-        extra = gc.mem_free() - free - self.harness_gc
-        ballast = []  # in pieces: the free heap is not one block
-        size = extra
-        while extra > 64 and size > 64:
-            try:
-                ballast.append(bytearray(size if size < extra else extra))
-                extra -= len(ballast[-1]) + 16
-            except MemoryError:
-                size //= 2
-        self.ballast = ballast
-        gc.collect()
+        """The heap of a board (``fill_heap``): the ballast is kept here."""
+        self.ballast = fill_heap(free, self.harness_gc)
 
     def ticks_ms(self):
         wdt = self.wdt
@@ -401,6 +385,30 @@ class UnixHW(Runner):
         if self.fault is not None:
             self.arm_fault()
         self.mark_pass()
+
+
+def fill_heap(free, harness_gc):
+    """The heap of a board: all of this process's free heap but ``free``
+    (the board's, after boot, on this port's sizes) and the harness's
+    garbage room ``harness_gc`` is taken by a ballast, which is returned
+    (keep it).  MemoryError if the firmware after boot does not fit the
+    board's heap at all.  The serial device (UnixHW) and the network one
+    (netpump.main) both hold their clock to the board's heap here."""
+    if free < 0:
+        raise MemoryError("the firmware after boot needs %d bytes more than the heap"
+                          % -free)
+    gc.collect()
+    extra = gc.mem_free() - free - harness_gc
+    ballast = []  # in pieces: the free heap is not one block
+    size = extra
+    while extra > 64 and size > 64:
+        try:
+            ballast.append(bytearray(size if size < extra else extra))
+            extra -= len(ballast[-1]) + 16
+        except MemoryError:
+            size //= 2
+    gc.collect()
+    return ballast
 
 
 def largest_free():
