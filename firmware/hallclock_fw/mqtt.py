@@ -116,10 +116,6 @@ def subscribe_packet(pid, topics):
     return _packet(0x82, body)
 
 
-def publish_packet(topic, payload):
-    return _packet(0x30, _str(topic) + payload)
-
-
 class Client:
     """``Client(id, user, password)``; ``start(sock, now)``; ``poll(now)`` every
     pass; ``publish(topic, payload)``.  Incoming messages go to

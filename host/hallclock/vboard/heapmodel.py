@@ -443,7 +443,7 @@ def boot64(mode, tree, binary, link="serial"):
 def game(mode, link, minutes=40, outage=OUTAGE, boot_only=False):
     """One mode on one link: the heap figures (32-bit, harness taken out)."""
     from hallclock_fw import protocol
-    from hallclock_fw.mqtt import publish_packet
+    from hallclock_fw.mqtt import _packet, _str
     from hallclock_fw.netlink import topic
 
     from .mpvm import VMProcess
@@ -522,9 +522,6 @@ def game(mode, link, minutes=40, outage=OUTAGE, boot_only=False):
                 - base - (0 if wifi else len(raw))
             if net > peak:
                 peak, peak_at = net, ms
-            if os.environ.get("HEAPMODEL_TRACE"):
-                sys.stderr.write("trace %d ms n=%d net=%d live=%d out=%d feed=%d\n" % (
-                    ms, n, net, live - booted + after_boot - fig["qstr_pool_bytes"], len(raw), len(feed)))
             if outage[0] <= ms < outage[1] + 60000 and net > outage_peak:
                 outage_peak = net
             frames = []
@@ -542,7 +539,8 @@ def game(mode, link, minutes=40, outage=OUTAGE, boot_only=False):
                 host = protocol.ack("0000b32a", seen)
                 acked = seen
             if wifi:
-                feed = replies + (publish_packet(down, broker.down(host)) if host else b"")
+                # the broker's PUBLISH of the host's sealed frame (QoS 0)
+                feed = replies + (_packet(0x30, _str(down) + broker.down(host)) if host else b"")
             else:
                 feed = host
             if st == 1:  # DONE: the scenario ended and the host has every event
