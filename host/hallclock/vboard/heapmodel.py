@@ -556,6 +556,9 @@ def game(mode, link, minutes=40, outage=OUTAGE, boot_only=False):
         peak += end_pools
         outage_peak += end_pools
         fig.update({"qstr_end": end_names, "qstr_pools_end": n_end})
+        if wifi:  # messages refused by either end (a bad seal, a replay): none in a sound run
+            fig["host_refused"] = broker.refused
+            fig["clock_refused"] = int(vm.exec("print(R.uart.refused)").split()[-1])
         fig.update({"peak": peak, "peak_at_ms": peak_at, "peak_in_outage": outage_peak,
                     "margin": GC_AREA - peak, "after_boot_margin": GC_AREA - after_boot,
                     "intervals": intervals, "passes": passes,
