@@ -248,9 +248,12 @@ class Client:
 
     def _read(self, now):
         rx = self.rx
+        sock = self.sock
+        if sock is None:
+            return
         for _ in range(_RECV_CALLS):
             try:
-                data = self.sock.recv(_RECV)
+                data = sock.recv(_RECV)
             except OSError as e:
                 if e.args[0] not in (11, 107, 114, 115):
                     self._fail("connection lost (%s)" % e.args[0])

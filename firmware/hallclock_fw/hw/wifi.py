@@ -45,7 +45,8 @@ class WifiLink(NetLink):
         # ipoll: allocation-free on MicroPython (CPython, in the tests, has only poll)
         self.ipoll = getattr(self.poller, "ipoll", self.poller.poll)
         self.polled = None
-        self.client.readable = self._readable  # no recv (and no EAGAIN) when nothing came
+        # no recv (and no EAGAIN) when nothing came
+        self.client.readable = self._readable  # pyright: ignore[reportAttributeAccessIssue]
 
     def _open(self, now):
         """A socket connecting to the broker, or None while not joined."""
