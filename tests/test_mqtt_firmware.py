@@ -12,7 +12,7 @@ import pytest
 
 from hallclock_fw import mqtt, protocol, seal
 from hallclock_fw.hw import config
-from hallclock_fw.netlink import BACKOFF_MAX_MS, BACKOFF_MIN_MS, NetLink
+from hallclock_fw.netlink import _BACKOFF_MAX_MS, _BACKOFF_MIN_MS, NetLink
 
 FIRMWARE = pathlib.Path(__file__).resolve().parent.parent / "firmware"
 KEY = "00112233445566778899aabbccddeeff"
@@ -101,9 +101,9 @@ def test_no_connack_gives_up_after_the_timeout():
     c = mqtt.Client("t1", "t1", "pw", 15, ("x",))
     s = FakeSock()
     c.start(s, 100)
-    c.poll(100 + mqtt.CONNECT_TIMEOUT_MS)
+    c.poll(100 + mqtt._CONNECT_MS)
     assert c.state == mqtt.CONNECTING
-    c.poll(101 + mqtt.CONNECT_TIMEOUT_MS)
+    c.poll(101 + mqtt._CONNECT_MS)
     assert c.state == mqtt.DEAD and s.closed
 
 
@@ -153,7 +153,7 @@ def test_publish_refused_when_down_or_the_queue_is_full():
     sent = 0
     while c.publish(b"hallclock/h/t1/up", b"E" * 60):
         sent += 1
-    assert 20 <= sent <= mqtt.TX_MAX // 60 and c.dropped == 2
+    assert 20 <= sent <= mqtt._TX_MAX // 60 and c.dropped == 2
 
 
 def test_poll_never_blocks_on_a_peer_that_does_not_read():
@@ -208,8 +208,8 @@ def test_netlink_backs_off_then_connects_and_says_hello():
         t[0] = now
         link.any()
     gaps = [b - a for a, b in zip(op.calls, op.calls[1:])]
-    assert gaps[0] >= BACKOFF_MIN_MS and gaps == sorted(gaps)
-    assert max(gaps) <= BACKOFF_MAX_MS + 10 and gaps[-1] >= BACKOFF_MAX_MS
+    assert gaps[0] >= _BACKOFF_MIN_MS and gaps == sorted(gaps)
+    assert max(gaps) <= _BACKOFF_MAX_MS + 10 and gaps[-1] >= _BACKOFF_MAX_MS
     op.fail = False
     for now in range(60000, 70000, 10):
         t[0] = now
@@ -297,7 +297,7 @@ def test_wifi_link_joins_connects_and_drops_with_the_wifi(wifi_module):
                              "broker": "127.0.0.1:%d" % srv.getsockname()[1], "hall": "h",
                              "user": "t1", "password": "secret", "key": KEY,
                              "hall_key": HALL_KEY}, "t1", lambda: t[0])
-    wlan = link.wifi.wlan
+    wlan = link.wlan
     for now in range(0, 20000, 50):
         t[0] = now
         link.any()

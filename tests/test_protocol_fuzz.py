@@ -10,7 +10,7 @@ from hallclock.link.hostlink import HostLink
 from hallclock.link.logfile import LogWriter, read_records
 from hallclock.vboard.vdev.runner import Runner
 from hallclock import catalog
-from hallclock_fw import protocol
+from hallclock_fw import link as link_mod, protocol
 from hallclock_fw.events import BTN_A, EV_BOOT, EV_END, EV_GONG, EV_PRESS, EV_TURN, EV_WARN
 from hallclock_fw.link import DeviceLink
 from hallclock_fw.settings import parse
@@ -164,8 +164,8 @@ def _events(noise):
     link = r.app.link
     out = []
     for seq in range(link.first, link.seq + 1):
-        i = (seq % link.cap) * 7
-        out.append(tuple(link.ring[i:i + 7]))
+        i = (seq % link.cap) * link_mod._F
+        out.append((seq,) + tuple(link.ring[i:i + link_mod._F]))
     return out
 
 

@@ -13,8 +13,8 @@ from hypothesis import given, settings, strategies as st
 
 from hallclock.vboard import unixport as mpunix
 from hallclock.net.seal import ClockSeal, host_ms, seal_all
-from hallclock_fw import protocol, seal
-from hallclock_fw.netlink import ALL_WINDOW_MS, NetLink
+from hallclock_fw import mqtt, protocol, seal
+from hallclock_fw.netlink import _ALL_WINDOW_MS, NetLink
 
 KEY = "00112233445566778899aabbccddeeff"
 HALL_KEY = "ffeeddccbbaa99887766554433221100"
@@ -108,8 +108,10 @@ def test_the_clock_seals_what_it_sends_with_a_rising_counter():
     net.write(protocol.hello("0000cafe", "t1", "scrabble", "1") + protocol.gap("0000cafe", 3))
     assert [t for t, _ in sent] == [b"hallclock/h/t1/up"] * 2
     assert [seal.open_sealed(MAC, b"U", p)[2] for _, p in sent] == [1, 2]
-    will = seal.open_sealed(MAC, b"U", net.client.will[1])
-    assert will == (protocol.lost(), SID, 0)
+    # the last will, in the CONNECT packet: the L frame sealed with counter 0
+    will = seal.seal(MAC, b"U", protocol.lost(), SID, 0)
+    assert mqtt._str(b"hallclock/h/t1/up") + mqtt._str(will) in net.client.hello
+    assert seal.open_sealed(MAC, b"U", will) == (protocol.lost(), SID, 0)
 
 
 def test_the_clock_takes_a_fresh_host_frame_once():
@@ -183,7 +185,7 @@ def test_all_down_refuses_forged_replayed_and_stale_signals():
     net._message(ALL, good)  # replayed
     assert net.refused == 4 and inbox(net) == start
     # the host's frames tell the clock the time: a signal from well before is refused
-    net._message(DOWN, seal.seal(MAC, b"D", protocol.who(), SID, now + 10 * ALL_WINDOW_MS))
+    net._message(DOWN, seal.seal(MAC, b"D", protocol.who(), SID, now + 10 * _ALL_WINDOW_MS))
     net._message(ALL, seal.seal(HALL_MAC, b"A", start, "all", now + 1))
     assert net.refused == 5
 

@@ -17,8 +17,8 @@ from .core.timing import ticks_add, ticks_diff
 from .events import EV_BOOT, EV_HEALTH, EV_SETTINGS, LONG
 
 CAPACITY = const(128)  # events kept: a 5-minute host outage at a move every 5 s
-# (docs/protocol.md "Ring capacity"); 3 584 bytes of the 56 000-byte GC heap
-_F = const(7)  # ints per event: seq, t_ms, code, v0..v3
+# (docs/protocol.md "Ring capacity"); 3 072 bytes of the 56 000-byte GC heap
+_F = const(6)  # ints per event: t_ms, code, v0..v3 (its seq is its place: seq % cap)
 _BURST = const(2)  # frames sent per poll at most (events, hellos, gap frames): each
 # frame's garbage (on Wi-Fi about 1 KB) is collected between two passes
 BURST_GAP_MS = const(20)  # wake this soon again while frames wait to be sent
@@ -58,6 +58,9 @@ def _ring(capacity):
 class DeviceLink:
     def __init__(self, uart, sid, clock, mode, settings_text, version, now, capacity=CAPACITY):
         self.uart = uart
+        # frames a pass at most: the link's own figure where it has one (the
+        # hall network's frames make more garbage each: hallclock_fw/netlink.py)
+        self.burst = getattr(uart, "burst", _BURST)
         self.sid = sid
         self.clock = clock
         self.mode = mode  # the hello's mode (the app changes it when settings are taken)
@@ -105,13 +108,12 @@ class DeviceLink:
                 self.next_send = self.first
         i = (self.seq % self.cap) * _F
         r = self.ring
-        r[i] = self.seq
-        r[i + 1] = t_ms
-        r[i + 2] = code
-        r[i + 3] = v0
-        r[i + 4] = v1
-        r[i + 5] = v2
-        r[i + 6] = v3
+        r[i] = t_ms
+        r[i + 1] = code
+        r[i + 2] = v0
+        r[i + 3] = v1
+        r[i + 4] = v2
+        r[i + 5] = v3
 
     def all_acked(self):
         return self.acked >= self.seq
@@ -129,15 +131,15 @@ class DeviceLink:
         r = self.ring
         i = (seq % self.cap) * _F
         text = None
-        code = r[i + 2]
+        code = r[i + 1]
         if code == EV_BOOT:
             text = self.boot_text
         elif code == EV_SETTINGS:  # the settings as they stand (docs/protocol.md)
             text = self.mode + ":" + self.settings_text
         elif code == EV_HEALTH and seq == self.health_seq:
             text = self.health_text
-        self.uart.write(protocol.event(self.sid, seq, r[i + 1], code, r[i + 3],
-                                       r[i + 4], r[i + 5], r[i + 6], text))
+        self.uart.write(protocol.event(self.sid, seq, r[i], code, r[i + 2],
+                                       r[i + 3], r[i + 4], r[i + 5], text))
 
     # -- the loop's part ---------------------------------------------------
     def receive(self, now):
@@ -170,7 +172,7 @@ class DeviceLink:
         self.q_len += 1
 
     def send(self, now):
-        """Send what is due, at most _BURST frames: an owed hello first, an
+        """Send what is due, at most ``burst`` frames: an owed hello first, an
         owed gap frame, new events, and resends after RESEND_MS."""
         if self.seq > self.acked and ticks_diff(now, self.progress) >= RESEND_MS:
             self.next_send = self.acked + 1  # nothing acknowledged for a while: go back
@@ -193,7 +195,7 @@ class DeviceLink:
             self.uart.write(protocol.gap(self.sid, self.first))
             sent += 1
         last = self.probe if self.probe else self.seq
-        while self.next_send <= last and sent < _BURST:
+        while self.next_send <= last and sent < self.burst:
             self._send(self.next_send)
             self.next_send += 1
             sent += 1
@@ -205,7 +207,7 @@ class DeviceLink:
             b = chunk[k]
             if b == 10:  # newline
                 if not self.rx_skip and self.rxn:
-                    self._line(bytes(rx[:self.rxn]), now)
+                    self._line(bytes(memoryview(rx)[:self.rxn]), now)  # one copy
                 elif self.rx_skip:
                     self.bad += 1
                 self.rxn = 0

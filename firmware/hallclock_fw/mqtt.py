@@ -1,4 +1,4 @@
-"""A small MQTT 3.1.1 client for the clock: QoS 0 only, never blocking.
+"""A small MQTT 3.1.1 client for the clock: QoS 0 out, never blocking.
 
 Pure apart from the socket handed to :meth:`Client.start` (already set
 non-blocking, connecting or connected): no ``network``, no ``select``, no
@@ -26,59 +26,76 @@ PUBLISH whose topic or packet id runs past its end, QoS 3, a remaining
 length of more than 4 bytes, a packet before CONNACK -- ends the connection
 (``DEAD``, with ``why``), and the link reconnects.  Nothing raises out of
 ``poll``.
-"""
-import errno
 
+Lean on the clock's heap (docs/micropython.md "The heap model"): every name
+here is an interned string on the board for good, so the constants are
+``_NAME = const()`` and the CONNECT packet is built once.
+"""
 from micropython import const
 
 from .core.timing import ticks_diff
 
 IDLE = const(0)  # no socket
-CONNECTING = const(1)  # CONNECT sent or waiting to go, no CONNACK yet
+CONNECTING = const(1)  # CONNECT sent or waiting to go, no SUBACK yet
 UP = const(2)  # CONNACK 0 and SUBACK received: publish and receive
 DEAD = const(3)  # the connection failed or was refused (see ``why``)
 
-CONNECT_TIMEOUT_MS = const(5000)  # no CONNACK by then: give up on this socket
-_RX_MAX = const(512)  # one incoming packet at most (a frame and its topic fit many times)
-TX_MAX = const(2048)  # bytes queued for the socket at most (then publish() says no)
+_CONNECT_MS = const(5000)  # no CONNACK and SUBACK by then: give up on this socket
+# one incoming packet at most: the longest host frame (protocol.MAX_LINE, 160)
+# sealed (about 60 more) on its topic (about 40) and its header fit
+_RX_MAX = const(320)
+_TX_MAX = const(2048)  # bytes queued for the socket at most (then publish() says no)
 _RECV = const(256)  # bytes read per recv (bounded work per poll)
 _RECV_CALLS = const(4)  # recv calls per poll at most
-
-# "not yet": the non-blocking socket has nothing to give or cannot take more
-_AGAIN = tuple(getattr(errno, n) for n in ("EAGAIN", "EWOULDBLOCK", "EINPROGRESS", "EALREADY",
-                                           "ENOTCONN") if hasattr(errno, n))
-
-# CONNACK return codes (MQTT 3.1.1, 3.2.2.3)
-REFUSED = ("", "protocol version", "client id", "server unavailable",
-           "bad user name or password", "not authorized")
-
-
-def _always(sock):
-    """Without a readiness test: try recv every poll (EAGAIN when empty)."""
-    return sock is not None
+# "not yet": EAGAIN/EWOULDBLOCK 11, ENOTCONN 107, EALREADY 114, EINPROGRESS 115
+# (MicroPython's errno numbers are Linux's on every port)
 
 
 def _str(b):
     return bytes((len(b) >> 8, len(b) & 255)) + b
 
 
-def _packet(first, body):
-    n = len(body)
+def _head(first, n):
+    """The fixed header of a packet whose remaining length is ``n``."""
     head = bytearray((first,))
     while True:
         d = n & 127
         n >>= 7
         head.append(d | 128 if n else d)
         if not n:
-            break
-    return bytes(head) + body
+            return head
 
 
-def connect_packet(client_id, user, password, keepalive_s, will=None):
+def _packet(first, body):
+    return bytes(_head(first, len(body))) + body
+
+
+def split(buf, n):
+    """The fixed header of the packet at the start of ``buf[:n]``:
+    (header length, remaining length); header length 0 while the length
+    is not all there yet, -1 for a length of more than 4 bytes.  The one
+    reader of MQTT's fixed header (the bench's broker uses it too)."""
+    size = 0
+    shift = 0
+    i = 1
+    while True:
+        if i >= n:
+            return 0, 0
+        b = buf[i]
+        size |= (b & 127) << shift
+        i += 1
+        if not b & 128:
+            return i, size
+        shift += 7
+        if shift > 21:
+            return -1, 0
+
+
+def connect_packet(clock, user, password, keepalive_s, will=None):
     """``will``: (topic, payload) the broker publishes (QoS 0, not retained)
     when this connection dies without a DISCONNECT."""
     flags = 0x02  # clean session: nothing is queued for us between connections
-    payload = _str(client_id.encode())
+    payload = _str(clock.encode())
     if will is not None:
         flags |= 0x04
         payload += _str(will[0]) + _str(will[1])
@@ -99,23 +116,15 @@ def subscribe_packet(pid, topics):
     return _packet(0x82, body)
 
 
-def publish_packet(topic, payload):
-    return _packet(0x30, _str(topic) + payload)
-
-
 class Client:
     """``Client(id, user, password)``; ``start(sock, now)``; ``poll(now)`` every
     pass; ``publish(topic, payload)``.  Incoming messages go to
     ``on_message(topic_bytes, payload_bytes)``."""
 
-    def __init__(self, client_id, user=None, password=None, keepalive_s=30, topics=(),
+    def __init__(self, clock, user=None, password=None, keepalive_s=30, topics=(),
                  on_message=None, will=None):
-        self.client_id = client_id
-        self.will = will  # (topic bytes, payload bytes) or None
-        self.user = user
-        self.password = password
+        self.hello = connect_packet(clock, user, password, keepalive_s, will)
         self.keepalive_ms = keepalive_s * 1000
-        self.keepalive_s = keepalive_s
         self.topics = topics
         self.on_message = on_message
         self.sock = None
@@ -128,16 +137,14 @@ class Client:
         self.skip = 0  # bytes of an oversized PUBLISH still to discard
         self.skipped = 0  # oversized PUBLISH packets discarded
         self.connacked = False
-        self.started = 0
-        self.last_in = 0  # ticks of the last byte from the broker
-        self.last_out = 0  # ticks of the last packet to the broker
+        self.heard = 0  # ticks of the last byte from the broker
+        self.last_out = 0  # ticks of CONNECT, then of the last PINGREQ
         self.pinged = False
         self.dropped = 0  # publishes refused (not UP, or the queue full)
-        self.received = 0
         # readable(sock) -> bool, optional: lets poll skip a recv that would
         # only raise EAGAIN (an exception allocates; the board's loop polls
         # every pass, hw/wifi.py gives an allocation-free ipoll(0) here)
-        self.readable = _always
+        self.readable = None
 
     # -- connection ---------------------------------------------------------
     def start(self, sock, now):
@@ -150,12 +157,10 @@ class Client:
         self.rxn = 0
         self.skip = 0
         self.connacked = False
-        self.started = now
-        self.last_in = now
+        self.heard = now
         self.last_out = now
         self.pinged = False
-        self._queue(connect_packet(self.client_id, self.user, self.password, self.keepalive_s,
-                                   self.will))
+        self._queue(self.hello)
 
     def close(self):
         if self.sock is not None:
@@ -180,10 +185,14 @@ class Client:
 
     def publish(self, topic, payload):
         """Queue one QoS 0 message; False (dropped) unless UP with room."""
-        if self.state != UP or self.out_n + len(payload) + len(topic) + 8 > TX_MAX:
+        if self.state != UP or self.out_n + len(payload) + len(topic) + 8 > _TX_MAX:
             self.dropped += 1
             return False
-        self._queue(publish_packet(topic, payload))
+        # the header and the topic, then the payload as it is (no copy of it)
+        head = _head(0x30, 2 + len(topic) + len(payload))
+        head.extend(_str(topic))
+        self._queue(head)
+        self._queue(payload)
         return True
 
     def disconnect(self):
@@ -196,21 +205,22 @@ class Client:
     def poll(self, now):
         """Send what is queued, read what came, keep the connection alive.
         Bounded: at most _RECV_CALLS reads of _RECV bytes.  Returns the state."""
-        if self.sock is None:
+        sock = self.sock
+        if sock is None:
             return self.state
-        if self.state == CONNECTING and ticks_diff(now, self.started) > CONNECT_TIMEOUT_MS:
+        if self.state == CONNECTING and ticks_diff(now, self.last_out) > _CONNECT_MS:
             self._fail("no answer from the broker")
             return self.state
         self._flush()
-        sock = self.sock
-        if sock is not None and self.readable(sock):
+        if self.sock is not None and (self.readable is None or self.readable(sock)):
             self._read(now)
         if self.state == UP:
-            quiet = ticks_diff(now, self.last_in)
-            if quiet > self.keepalive_ms + self.keepalive_ms // 2:
+            k = self.keepalive_ms
+            quiet = ticks_diff(now, self.heard)
+            if quiet > k + k // 2:
                 self._fail("the broker went silent")
-            elif not self.pinged and (ticks_diff(now, self.last_out) >= self.keepalive_ms // 2
-                                      or quiet >= self.keepalive_ms // 2):
+            elif not self.pinged and (ticks_diff(now, self.last_out) >= k // 2
+                                      or quiet >= k // 2):
                 self.pinged = True
                 self._queue(b"\xc0\x00")  # PINGREQ
                 self.last_out = now
@@ -220,16 +230,13 @@ class Client:
     def _flush(self):
         out = self.out
         sock = self.sock
-        if sock is None:
-            return
-        while out:
+        while sock is not None and out:
             data = out[0]
             try:
                 n = sock.send(data)
             except OSError as e:
-                if e.args[0] in _AGAIN:
-                    return
-                self._fail("send failed (%s)" % e.args[0])
+                if e.args[0] not in (11, 107, 114, 115):
+                    self._fail("send failed (%s)" % e.args[0])
                 return
             if n is None:  # MicroPython: nothing taken
                 return
@@ -240,6 +247,7 @@ class Client:
             out.pop(0)
 
     def _read(self, now):
+        rx = self.rx
         sock = self.sock
         if sock is None:
             return
@@ -247,16 +255,15 @@ class Client:
             try:
                 data = sock.recv(_RECV)
             except OSError as e:
-                if e.args[0] in _AGAIN:
-                    return
-                self._fail("connection lost (%s)" % e.args[0])
+                if e.args[0] not in (11, 107, 114, 115):
+                    self._fail("connection lost (%s)" % e.args[0])
                 return
             if data is None:  # MicroPython non-blocking: nothing there
                 return
             if not data:
                 self._fail("the broker closed the connection")
                 return
-            self.last_in = now
+            self.heard = now
             self.pinged = False
             i = 0
             n = len(data)
@@ -269,53 +276,38 @@ class Client:
                 k = _RX_MAX - self.rxn
                 if k > n - i:
                     k = n - i
-                self.rx[self.rxn:self.rxn + k] = data[i:i + k]
+                rx[self.rxn:self.rxn + k] = data[i:i + k]
                 self.rxn += k
                 i += k
-                self._packets()
+                # every whole packet in the buffer
+                while self.sock is not None and self.rxn >= 2:
+                    head, size = split(rx, self.rxn)
+                    if head < 0:
+                        self._fail("bad packet length")
+                    if head <= 0:
+                        break
+                    end = head + size
+                    if end > _RX_MAX:
+                        if rx[0] >> 4 != 3 or not self.connacked:
+                            self._fail("a packet too long for the clock")
+                            break
+                        self.skipped += 1  # a message no frame could fill: skipped, not stored
+                        self.skip = end - self.rxn
+                        self.rxn = 0
+                        break
+                    if end > self.rxn:
+                        break  # wait for the rest
+                    try:
+                        self._packet(rx[0], bytes(memoryview(rx)[head:end]))
+                    except (IndexError, ValueError):  # a packet shorter than its own fields
+                        self._fail("a malformed packet")
+                    rest = self.rxn - end
+                    rx[0:rest] = rx[end:self.rxn]
+                    self.rxn = rest
                 if self.sock is None:
                     return
-            if len(data) < _RECV:
+            if n < _RECV:
                 return
-
-    def _packets(self):
-        rx = self.rx
-        while self.rxn >= 2:
-            n = 0
-            shift = 0
-            i = 1
-            while True:
-                if i >= self.rxn:
-                    return  # the length is not all there yet
-                b = rx[i]
-                n |= (b & 127) << shift
-                i += 1
-                if not b & 128:
-                    break
-                shift += 7
-                if shift > 21:
-                    self._fail("bad packet length")
-                    return
-            end = i + n
-            if end > _RX_MAX:
-                if rx[0] >> 4 != 3 or not self.connacked:
-                    self._fail("a packet too long for the clock")
-                    return
-                self.skipped += 1  # a message no frame could fill: skipped, not stored
-                self.skip = end - self.rxn
-                self.rxn = 0
-                return
-            if end > self.rxn:
-                return  # wait for the rest
-            try:
-                self._packet(rx[0], bytes(rx[i:end]))
-            except (IndexError, ValueError):  # a packet shorter than its own fields
-                self._fail("a malformed packet")
-            if self.sock is None:
-                return
-            rest = self.rxn - end
-            rx[0:rest] = rx[end:self.rxn]
-            self.rxn = rest
 
     def _packet(self, first, body):
         """One whole packet (MQTT 3.1.1 section 3: what a server may send us)."""
@@ -323,11 +315,10 @@ class Client:
         n = len(body)
         if kind == 3:  # PUBLISH
             qos = (first >> 1) & 3
-            if not self.connacked or qos == 3 or n < 2:
+            at = 2 + ((body[0] << 8) | body[1]) if n > 1 else n + 1
+            if not self.connacked or qos == 3 or at > n:
                 self._fail("a malformed PUBLISH")
                 return
-            tlen = (body[0] << 8) | body[1]
-            at = 2 + tlen
             topic = body[2:at]
             if qos:
                 pid = body[at:at + 2]
@@ -337,10 +328,6 @@ class Client:
                     return
                 # QoS 1: PUBACK; QoS 2: PUBREC (its PUBREL gets PUBCOMP below)
                 self._queue((b"\x40\x02" if qos == 1 else b"\x50\x02") + pid)
-            elif at > n:
-                self._fail("a malformed PUBLISH")
-                return
-            self.received += 1
             if self.on_message is not None:
                 self.on_message(topic, body[at:])
         elif kind == 2:  # CONNACK: once, first, 2 bytes, no session (we ask a clean one)
@@ -349,8 +336,10 @@ class Client:
                 self._fail("a malformed CONNACK")
                 return
             code = body[1]
-            if code != 0:
-                self._fail("refused: " + (REFUSED[code] if code < len(REFUSED) else str(code)))
+            if code:
+                why = ("", "protocol version", "client id", "server unavailable",
+                       "bad user name or password", "not authorized")
+                self._fail("refused: %s" % (why[code] if code < 6 else code))
                 return
             self.connacked = True
             if self.topics:

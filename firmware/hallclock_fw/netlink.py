@@ -13,7 +13,7 @@ It never waits: the network is driven by :meth:`service` (called from
 ``any()``, i.e. once per pass of the loop, or by whoever runs the loop), which
 does a bounded amount of work.  When Wi-Fi or the broker is away, frames are
 dropped (the DeviceLink keeps every event until the host has stored it and
-sends it again); reconnects back off from BACKOFF_MIN_MS to BACKOFF_MAX_MS.
+sends it again); reconnects back off from _BACKOFF_MIN_MS to _BACKOFF_MAX_MS.
 Once connected again the link hands the DeviceLink a ``W`` frame, so it says
 hello and resends at once instead of waiting for its resend timer.
 
@@ -32,15 +32,18 @@ the board, plain CPython or MicroPython-unix sockets on the host.
 """
 from micropython import const
 
+from binascii import hexlify
+
 from . import mqtt, protocol, seal
 from .core.timing import ticks_add, ticks_diff
 from .events import BTN_GONG, BTN_PAUSE, BTN_START
 
-BACKOFF_MIN_MS = const(250)
-BACKOFF_MAX_MS = const(8000)
+# ``_NAME = const()``: no interned name, no RAM on the board (docs/micropython.md)
+_BACKOFF_MIN_MS = const(250)
+_BACKOFF_MAX_MS = const(8000)
 _INBOX_MAX = const(1024)  # bytes from the host not yet read by the DeviceLink
-KEEPALIVE_S = const(15)
-ALL_WINDOW_MS = 60000  # an all/down frame older than this before the newest D frame is refused
+_KEEPALIVE_S = const(15)
+_ALL_WINDOW_MS = const(60000)  # an all/down frame older than this before the newest D frame is refused
 _NUDGE_MS = const(1000)  # a stale host frame asks for a hello at most this often
 # what all/down may carry: the referee's presses (C <button> 0) and the round (N)
 _ALL_PRESSES = (b"C %d 0" % BTN_START, b"C %d 0" % BTN_GONG, b"C %d 0" % BTN_PAUSE)
@@ -51,10 +54,11 @@ def _link_sid():
     webassembly VM, which has no os.urandom, seeds ``random`` itself."""
     try:
         from os import urandom
-        return "".join("%02x" % b for b in urandom(4))
+        raw = urandom(4)
     except ImportError:
         from random import getrandbits
-        return "%08x" % getrandbits(32)
+        raw = bytes(getrandbits(8) for _ in range(4))
+    return hexlify(raw).decode()
 
 
 def topic(hall, clock, direction):
@@ -62,7 +66,12 @@ def topic(hall, clock, direction):
 
 
 class NetLink:
-    def __init__(self, hall, clock, user, password, opener, ticks, keepalive_s=KEEPALIVE_S,
+    # frames the DeviceLink sends a pass at most (link.py): one, as each
+    # sealed frame and its MQTT packet are about 1.3 KB of garbage on the
+    # clock's heap, collected between two passes (docs/micropython.md)
+    burst = 1
+
+    def __init__(self, hall, clock, user, password, opener, ticks, keepalive_s=_KEEPALIVE_S,
                  key=None, hall_key=None, sid=None):
         if key is None or hall_key is None:
             raise ValueError("the hall network needs the clock's key and the hall's key "
@@ -87,7 +96,7 @@ class NetLink:
                                   (topic(hall, clock, "down"), topic(hall, "all", "down")),
                                   self._message, will=(self.up_topic, will))
         self.inbox = bytearray()
-        self.backoff = BACKOFF_MIN_MS
+        self.backoff = _BACKOFF_MIN_MS
         self.retry_at = ticks()
         self.was_up = False
         self.connects = 0  # connections made (the first one included)
@@ -123,8 +132,10 @@ class NetLink:
             nl = data.find(b"\n", start)
             end = len(data) if nl < 0 else nl + 1
             self.sent += 1
-            self.client.publish(self.up_topic,
-                                seal.seal(self.mac, b"U", data[start:end], self.sid, self.sent))
+            # one frame (the usual write): sealed as it is, not copied first
+            frame = data if start == 0 and end == len(data) else data[start:end]
+            self.client.publish(self.up_topic, seal.seal(self.mac, b"U", frame, self.sid,
+                                                         self.sent))
             start = end
         return len(data)
 
@@ -132,11 +143,11 @@ class NetLink:
         return self.client.state == mqtt.UP
 
     # -- the network ---------------------------------------------------------
-    def _message(self, topic_name, payload):
+    def _message(self, topic, body):
         """A message from the broker: into the inbox only if sealed by its
         sender, fresh, and within that sender's rights."""
-        if topic_name == self.down_topic:
-            got = seal.open_sealed(self.mac, b"D", payload)
+        if topic == self.down_topic:
+            got = seal.open_sealed(self.mac, b"D", body)
             if got is None:
                 self.refused += 1
                 return
@@ -145,36 +156,28 @@ class NetLink:
                 # the host's, but for an earlier boot or already taken (a replay,
                 # or a host that does not know our session yet): it hears a hello
                 self.refused += 1
-                self._nudge()
+                if ticks_diff(self.ticks(), self.nudged) >= _NUDGE_MS:
+                    self.nudged = self.ticks()  # ... at most every _NUDGE_MS
+                    self._take(protocol.who())
                 return
             if frame.startswith(b"M"):  # maintenance: the serial console's only
                 self.refused += 1
                 return
             self.down_ctr = ctr
         else:
-            got = seal.open_sealed(self.hall_mac, b"A", payload)
+            got = seal.open_sealed(self.hall_mac, b"A", body)
             if got is None or got[1] != "all":
                 self.refused += 1
                 return
             frame, _sid, ctr = got
-            floor = self.down_ctr - ALL_WINDOW_MS
-            if ctr <= self.all_ctr or ctr <= floor or not self._referee_may(frame):
+            star = frame.find(b"*")
+            body = frame[:star] if star > 0 else frame  # the referee's rights:
+            if ctr <= self.all_ctr or ctr <= self.down_ctr - _ALL_WINDOW_MS \
+                    or not (body in _ALL_PRESSES or body.startswith(b"N ")):
                 self.refused += 1
                 return
             self.all_ctr = ctr
         self._take(frame)
-
-    @staticmethod
-    def _referee_may(frame):
-        star = frame.find(b"*")
-        body = frame[:star] if star > 0 else frame
-        return body in _ALL_PRESSES or body.startswith(b"N ")
-
-    def _nudge(self):
-        now = self.ticks()
-        if ticks_diff(now, self.nudged) >= _NUDGE_MS:
-            self.nudged = now
-            self._take(protocol.who())
 
     def _take(self, payload):
         if len(self.inbox) + len(payload) + 1 > _INBOX_MAX:
@@ -198,7 +201,7 @@ class NetLink:
                 self._lost("cannot connect (%s)" % e.args[0], now)
                 return
             if sock is None:
-                self._lost("no network", now)
+                self._lost("no Wi-Fi network", now)
                 return
             c.start(sock, now)
         c.poll(now)
@@ -206,7 +209,7 @@ class NetLink:
             if not self.was_up:
                 self.was_up = True
                 self.connects += 1
-                self.backoff = BACKOFF_MIN_MS
+                self.backoff = _BACKOFF_MIN_MS
                 self._take(protocol.who())  # hello and resend now
         elif c.state == mqtt.DEAD:
             self._lost(c.why, now)
@@ -220,7 +223,7 @@ class NetLink:
         self.was_up = False
         self.why = why
         self.retry_at = ticks_add(now, self.backoff)
-        self.backoff = self.backoff * 2 if self.backoff < BACKOFF_MAX_MS // 2 else BACKOFF_MAX_MS
+        self.backoff = self.backoff * 2 if self.backoff < _BACKOFF_MAX_MS // 2 else _BACKOFF_MAX_MS
 
     def drop(self, now):
         """The socket is gone under us (Wi-Fi dropped): close it, reconnect

@@ -92,32 +92,31 @@ def frame(body):
 
 def unframe(line):
     """The tokens (list of str) of a frame line, or None if it is not a sound
-    frame.  ``line`` may or may not end with a newline."""
-    if line.endswith(b"\n"):
-        line = line[:-1]
-    if line.endswith(b"\r"):
-        line = line[:-1]
-    if len(line) < 10 or len(line) > MAX_LINE or line[-9:-8] != b"*":
+    frame.  ``line`` may or may not end with a newline.  Indices, not slices,
+    where it can: every copy is garbage on the clock's heap."""
+    n = len(line)
+    if n and line[n - 1] == 10:  # newline
+        n -= 1
+    if n and line[n - 1] == 13:  # CR
+        n -= 1
+    if n < 10 or n > MAX_LINE or line[n - 9] != 42:  # "*"
         return None
-    body = line[:-9]
     want = 0
-    for b in line[-8:]:  # exactly 8 lowercase hex digits (int() would take " +_")
+    for i in range(n - 8, n):  # exactly 8 lowercase hex digits (int() would take " +_")
+        b = line[i]
         if 48 <= b <= 57:
             want = (want << 4) | (b - 48)
         elif 97 <= b <= 102:
             want = (want << 4) | (b - 87)
         else:
             return None
+    body = line[:n - 9]
     for b in body:  # printable ASCII only (a frame is ASCII on every interpreter)
         if b < 32 or b > 126:
             return None
-    try:
-        text = body.decode()
-    except UnicodeError:
-        return None
     if crc(body) != want:
         return None
-    return text.split(" ")
+    return body.decode().split(" ")
 
 
 # -- device -> host ------------------------------------------------------

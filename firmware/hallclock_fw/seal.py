@@ -10,7 +10,7 @@ On the network every MQTT message is one sealed frame::
 ``<frame>`` is the CRC frame of protocol.py without its newline; ``<sid>`` the
 clock's link session (8 hex digits, new at every boot of the clock's network
 link); ``<ctr>`` a counter in 1 to 15 decimal digits; ``<tag>`` the first
-TAG_HEX hex digits of HMAC-SHA256(key, <dir> + everything before the last
+_TAG_HEX hex digits of HMAC-SHA256(key, <dir> + everything before the last
 ``~``), where ``<dir>`` is one byte naming the direction (``U`` clock -> host,
 ``D`` host -> one clock, ``A`` the referee -> every clock on ``all/down``), so
 a message cannot be turned round or moved to another topic.  The key of a
@@ -33,8 +33,8 @@ from hashlib import sha256
 
 from micropython import const
 
-TAG_HEX = const(32)  # 128 bits of the 256 (RFC 2104: at least half the hash)
-MAX_CTR_DIGITS = const(15)
+_TAG_HEX = const(32)  # 128 bits of the 256 (RFC 2104: at least half the hash)
+_MAX_CTR_DIGITS = const(15)
 _BLOCK = const(64)
 
 
@@ -64,9 +64,10 @@ class Mac:
         outer.update(inner.digest())
         return outer.digest()
 
-    def tag(self, direction, body):
-        """The truncated tag (hex bytes) of ``body`` sent in ``direction``."""
-        return hexlify(self.digest(direction, body))[:TAG_HEX]
+    def tag(self, kind, *body):
+        """The truncated tag (hex bytes) of ``body`` (its parts in order)
+        sent in direction ``kind``: the first _TAG_HEX hex digits of the HMAC."""
+        return hexlify(self.digest(kind, *body)[:_TAG_HEX // 2])
 
 
 def key_bytes(text):
@@ -80,46 +81,25 @@ def key_bytes(text):
         raise ValueError("a key is 32 or more hex digits")
 
 
-def seal(mac, direction, frame, sid, ctr):
+def seal(mac, kind, frame, sid, ctr):
     """The message for ``frame`` (bytes, a CRC frame with or without its
-    newline); ``sid`` str, ``ctr`` int >= 0."""
+    newline); ``sid`` str, ``ctr`` int >= 0.  Few temporaries: each is
+    garbage on the clock's heap (docs/micropython.md "The heap model")."""
     if frame.endswith(b"\n"):
         frame = frame[:-1]
-    body = frame + b"~" + sid.encode() + b"~" + str(ctr).encode()
-    return body + b"~" + mac.tag(direction, body) + b"\n"
+    tail = ("~%s~%d" % (sid, ctr)).encode()
+    return b"".join((frame, tail, b"~", mac.tag(kind, frame, tail), b"\n"))
 
 
-def counter(text):
-    """``ctr`` (bytes) -> int, or -1 if it is not 1..MAX_CTR_DIGITS ASCII digits."""
-    n = len(text)
-    if n < 1 or n > MAX_CTR_DIGITS:
-        return -1
-    value = 0
-    for b in text:
-        if b < 48 or b > 57:
-            return -1
-        value = value * 10 + (b - 48)
-    return value
-
-
-def _same(a, b):
-    """Equal bytes, in a time that does not depend on where they differ."""
-    if len(a) != len(b):
-        return False
-    d = 0
-    for i in range(len(a)):
-        d |= a[i] ^ b[i]
-    return d == 0
-
-
-def open_sealed(mac, direction, message):
+def open_sealed(mac, kind, message):
     """(frame with its newline, sid str, ctr int) of a sound message, or None
     (bad shape, bad counter, or a tag that is not ``mac``'s).  ``mac`` None:
     the shape only (a viewer, which holds no key, shows but never stores)."""
+    end = len(message)
     if message.endswith(b"\n"):
-        message = message[:-1]
-    t = message.rfind(b"~")
-    if t < 0 or len(message) - t - 1 != TAG_HEX:
+        end -= 1
+    t = message.rfind(b"~", 0, end)
+    if t < 0 or end - t - 1 != _TAG_HEX:
         return None
     c = message.rfind(b"~", 0, t)
     if c < 0:
@@ -127,14 +107,26 @@ def open_sealed(mac, direction, message):
     s = message.rfind(b"~", 0, c)
     if s < 1:
         return None
-    body = message[:t]
-    if mac is not None and not _same(mac.tag(direction, body), message[t + 1:]):
-        return None
-    ctr = counter(message[c + 1:t])
-    sid = message[s + 1:c]
-    if ctr < 0 or not 1 <= len(sid) <= 8:
-        return None
-    for b in sid:
-        if b < 48 or b > 122:
+    if mac is not None:
+        # the tags compared in a time that does not depend on where they differ
+        want = mac.tag(kind, memoryview(message)[:t])
+        d = 0
+        for i in range(_TAG_HEX):
+            d |= want[i] ^ message[t + 1 + i]
+        if d:
             return None
-    return message[:s] + b"\n", sid.decode(), ctr
+    # the counter: 1 to _MAX_CTR_DIGITS ASCII digits
+    if t - c - 1 < 1 or t - c - 1 > _MAX_CTR_DIGITS:
+        return None
+    ctr = 0
+    for i in range(c + 1, t):
+        b = message[i]
+        if b < 48 or b > 57:
+            return None
+        ctr = ctr * 10 + (b - 48)
+    if not 1 <= c - s - 1 <= 8:
+        return None
+    for i in range(s + 1, c):
+        if message[i] < 48 or message[i] > 122:
+            return None
+    return message[:s] + b"\n", message[s + 1:c].decode(), ctr

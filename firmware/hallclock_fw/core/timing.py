@@ -10,20 +10,21 @@ never ``+``, ``-`` or ``<`` on a tick value.
 """
 # pyright: reportAssignmentType=false
 # (the CPython fallback below has its own signatures; timing.pyi types both as int)
+from micropython import const
+
+_MASK = const((1 << 30) - 1)  # ticks wrap at 2**30 (no interned name: const)
+_HALF = const(1 << 29)
+
 try:
     from time import ticks_add, ticks_diff  # MicroPython
 except ImportError:  # CPython: same semantics as the ESP32 port
-    TICKS_PERIOD = 1 << 30
-    _MASK = TICKS_PERIOD - 1
-    _HALF = TICKS_PERIOD >> 1
-
     def ticks_add(ticks, delta):
         return (ticks + delta) & _MASK
 
-    def ticks_diff(ticks1, ticks2):
-        return ((ticks1 - ticks2 + _HALF) & _MASK) - _HALF
+    def ticks_diff(due, now):  # (the names: interned on the board anyway)
+        return ((due - now + _HALF) & _MASK) - _HALF
 
-TICKS_MAX = (1 << 30) - 1
+TICKS_MAX = _MASK
 
 
 def earliest(now, a, b):

@@ -3,11 +3,13 @@ two displays, put together from drivers.  The app talks only to this."""
 from ..display import BLANK, render, render_playout, shown_s
 from ..signals import (
     OUT_BOTH_LEDS, OUT_BUZZER, OUT_HALL, OUT_LED, PatternPlayer, signal_for)
+from micropython import const
+
 from ..core.timing import ticks_diff
 
-_BLANKED = -(1 << 29)  # "shown" value of a blanked display
-_NEVER = _BLANKED + 1  # nothing sent yet
-_PLAYOUT = _BLANKED + 10  # "shown" value of play-out step s: _PLAYOUT - s
+_BLANKED = const(-(1 << 29))  # "shown" value of a blanked display
+_NEVER = const(-(1 << 29) + 1)  # nothing sent yet
+_PLAYOUT = const(-(1 << 29) + 10)  # "shown" value of play-out step s: _PLAYOUT - s
 
 
 class Panel:

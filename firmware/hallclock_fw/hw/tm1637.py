@@ -24,10 +24,10 @@ def _no_wait(_us):  # CPython (tests): no need to wait for a fake pin
 
 sleep_us = getattr(time, "sleep_us", _no_wait)
 
-CMD_DATA = const(0x40)
-CMD_ADDR = const(0xC0)
-CMD_CTRL = const(0x88)  # display on; low 3 bits = brightness 0-7
-SEG_COLON = const(0x80)  # the colon is bit 7 of the second digit
+_CMD_DATA = const(0x40)
+_CMD_ADDR = const(0xC0)
+_CMD_CTRL = const(0x88)  # display on; low 3 bits = brightness 0-7
+_SEG_COLON = const(0x80)  # the colon is bit 7 of the second digit
 
 # segments (bit 0 = a ... bit 6 = g) for the codes of display.py:
 # 0-9, 10 = minus, 11 = blank, 12 = P (play-out)
@@ -87,13 +87,13 @@ class TM1637:
     # -- the display -----------------------------------------------------------
     def write(self, segs):
         """Send four raw segment bytes."""
-        self._command(CMD_DATA)
+        self._command(_CMD_DATA)
         self._start()
-        self._byte(CMD_ADDR)
+        self._byte(_CMD_ADDR)
         for i in range(4):
             self._byte(segs[i])
         self._stop()
-        self._command(CMD_CTRL | self.brightness)
+        self._command(_CMD_CTRL | self.brightness)
 
     def show(self, digits, colon):
         """Show four digit codes (display.py: 0-9, 10 minus, 11 blank, 12 P, 13 on letters)."""
@@ -102,9 +102,9 @@ class TM1637:
             code = digits[i]
             segs[i] = SEGMENTS[code] if 0 <= code < len(SEGMENTS) else 0
         if colon:
-            segs[1] |= SEG_COLON
+            segs[1] |= _SEG_COLON
         self.write(segs)
 
     def set_brightness(self, level):
         self.brightness = level & 7
-        self._command(CMD_CTRL | self.brightness)
+        self._command(_CMD_CTRL | self.brightness)

@@ -25,66 +25,58 @@ _JOIN_RETRY_MS = const(10000)  # ask the access point again this often while not
 _SLICE_MS = const(5)
 
 
-class Wifi:
-    def __init__(self, ssid, password, now):
-        self.ssid = ssid
-        self.password = password
+class WifiLink(NetLink):
+    """The NetLink on the ESP32's Wi-Fi: its ``opener`` joins the access point
+    (without waiting: ``WLAN.connect`` returns at once, ``isconnected`` is
+    looked at, the join asked again every _JOIN_RETRY_MS) and opens a
+    non-blocking socket to the broker; ``wait`` sleeps on that socket."""
+
+    def __init__(self, wifi_ssid, wifi_password, host, port, hall, clock, user, password, ticks,
+                 key, hall_key):
+        NetLink.__init__(self, hall, clock, user, password, self._open, ticks,
+                         key=key, hall_key=hall_key)
         self.wlan = network.WLAN(network.STA_IF)
         self.wlan.active(True)
-        self.next_join = now
+        self.join = (wifi_ssid, wifi_password)
+        self.next_join = ticks()
+        self.host = (host, port)
         self.addr = None
-
-    def joined(self, now):
-        """True once associated with an address; starts (and restarts) the
-        association without waiting for it."""
-        wlan = self.wlan
-        if wlan.isconnected():
-            return True
-        if ticks_diff(now, self.next_join) >= 0:
-            self.next_join = ticks_add(now, _JOIN_RETRY_MS)
-            try:
-                wlan.disconnect()
-            except OSError:
-                pass
-            wlan.connect(self.ssid, self.password)
-        return False
-
-    def opener(self, host, port):
-        def open_socket(now):
-            if not self.joined(now):
-                return None
-            if self.addr is None:
-                self.addr = socket.getaddrinfo(host, port)[0][-1]
-            s = socket.socket()
-            s.setblocking(False)
-            try:
-                s.connect(self.addr)
-            except OSError as e:
-                if e.args[0] != 115 and e.args[0] != 119 and e.args[0] != 11:  # EINPROGRESS
-                    s.close()
-                    raise
-            return s
-        return open_socket
-
-
-class WifiLink(NetLink):
-    """The NetLink with the ESP32 loop's ``wait``: sleep on the broker socket."""
-
-    def __init__(self, wifi, host, port, hall, clock, user, password, ticks, key, hall_key):
-        NetLink.__init__(self, hall, clock, user, password, wifi.opener(host, port), ticks,
-                         key=key, hall_key=hall_key)
-        self.wifi = wifi
         self.poller = select.poll()
         # ipoll: allocation-free on MicroPython (CPython, in the tests, has only poll)
         self.ipoll = getattr(self.poller, "ipoll", self.poller.poll)
         self.polled = None
-        self.client.readable = self._readable  # no recv (and no EAGAIN) when nothing came
+        # no recv (and no EAGAIN) when nothing came
+        self.client.readable = self._readable  # pyright: ignore[reportAttributeAccessIssue]
+
+    def _open(self, now):
+        """A socket connecting to the broker, or None while not joined."""
+        wlan = self.wlan
+        if not wlan.isconnected():
+            if ticks_diff(now, self.next_join) >= 0:
+                self.next_join = ticks_add(now, _JOIN_RETRY_MS)
+                try:
+                    wlan.disconnect()
+                except OSError:
+                    pass
+                wlan.connect(self.join[0], self.join[1])
+            return None
+        if self.addr is None:
+            self.addr = socket.getaddrinfo(self.host[0], self.host[1])[0][-1]
+        s = socket.socket()
+        s.setblocking(False)
+        try:
+            s.connect(self.addr)
+        except OSError as e:
+            if e.args[0] != 115 and e.args[0] != 119 and e.args[0] != 11:  # EINPROGRESS
+                s.close()
+                raise
+        return s
 
     def service(self, now):
         """The NetLink's work, and: the Wi-Fi dropped under an open socket
         -> close it and reconnect with backoff (a TCP socket would only notice
         at the keepalive, 15 s later)."""
-        if self.client.sock is not None and not self.wifi.wlan.isconnected():
+        if self.client.sock is not None and not self.wlan.isconnected():
             self.drop(now)
         NetLink.service(self, now)
 
@@ -119,6 +111,5 @@ class WifiLink(NetLink):
 
 def link(net, clock, ticks_ms):
     host, _, port = net["broker"].rpartition(":")
-    wifi = Wifi(net["wifi_ssid"], net["wifi_password"], ticks_ms())
-    return WifiLink(wifi, host, int(port), net["hall"], clock, net["user"], net["password"],
-                    ticks_ms, net["key"], net["hall_key"])
+    return WifiLink(net["wifi_ssid"], net["wifi_password"], host, int(port), net["hall"], clock,
+                    net["user"], net["password"], ticks_ms, net["key"], net["hall_key"])

@@ -483,7 +483,8 @@ class _TlsSocket:
 
 
 # -- the same virtual clock inside the MicroPython unix port ---------------------
-NET_HEAP_EXTRA_KIB = 24  # the MQTT client's buffers and the sockets' objects
+NET_HEAP_EXTRA_KIB = 24  # room beyond the board's: the unix port's sockets and the pump
+NET_HARNESS_GC_BYTES = 16384  # the pump's garbage between two collections (sockets, polls)
 
 
 def unix_device(address, hall, clock, creds, mode, values, actions, sid, silence_s=30.0,
@@ -498,14 +499,22 @@ def unix_device(address, hall, clock, creds, mode, values, actions, sid, silence
     require_keys(creds, clock)
     from ..vboard.vdev import scenariofile
     scenario = scenariofile.write(mode, values, actions, prefix="hallclock-net-")
-    code = ("from hallclock.vboard.vdev.netpump import main\n"
-            "main(%r, %r, %d, %r, %r, %r, %r, %r, %d, %r, %r)\n" % (
-                scenario, address[0], address[1], hall, clock, creds["user"],
-                creds["password"], sid, int(silence_s * 1000), creds.get("key"),
-                creds.get("hall_key")))
+    # the board's heap, as for the serial unix device: after boot only the free
+    # heap a board of --heap-kib has on the hall network (vdev/netpump.py)
+    free = mpunix.board_free(heap_kib, mode, "wifi")
+    code = ("import sys\n"
+            "try:\n"
+            "    from hallclock.vboard.vdev.netpump import main\n"
+            "except MemoryError:\n"
+            "    sys.exit(%d)\n"
+            "main(%r, %r, %d, %r, %r, %r, %r, %r, %d, %r, %r, board_free=%d, harness=%d)\n" % (
+                mpunix.EXIT_MEMORY, scenario, address[0], address[1], hall, clock,
+                creds["user"], creds["password"], sid, int(silence_s * 1000),
+                creds.get("key"), creds.get("hall_key"), free, NET_HARNESS_GC_BYTES))
     env = dict(os.environ)
     env["MICROPYPATH"] = str(mpunix.device_tree())
-    heap = mpunix.vm_heap_bytes(heap_kib, mode) + NET_HEAP_EXTRA_KIB * 1024
+    heap = mpunix.vm_heap_bytes(heap_kib, mode, "wifi") + NET_HEAP_EXTRA_KIB * 1024 \
+        + NET_HARNESS_GC_BYTES
     proc = subprocess.Popen([mpunix.binary(), "-X", "heapsize=%d" % heap, "-c", code],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
     return proc, scenario
@@ -520,6 +529,16 @@ def run_unix_device(*args, **kw):
         out, err = proc.communicate()
     finally:
         os.unlink(scenario)
+    if proc.returncode == 4 or "MemoryError" in err + out:
+        from ..vboard import unixport as mpunix
+        heap_kib = kw.get("heap_kib") or mpunix.DEFAULT_HEAP_KIB
+        need = mpunix.firmware_32(args[4] if len(args) > 4 else kw.get("mode"), "wifi")
+        raise HallclockError(
+            f"the virtual clock on the hall network ran out of memory with --heap-kib "
+            f"{heap_kib} (MemoryError in the MicroPython unix port)"
+            + (f": on 32 bits it needs {need} B after boot, the heap is {heap_kib * 1024} B"
+               if need else "")
+            + "; give a larger heap (docs/benchmarks.md has the heap figures)")
     if proc.returncode == 3:
         raise HallclockError(f"no host contact for {silence_s:g} s on the broker; events not "
                              "acknowledged were not delivered (is 'hallclock log --broker' "

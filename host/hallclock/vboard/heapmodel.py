@@ -35,6 +35,12 @@ import sys
 import tempfile
 
 GC_AREA = 56000
+# Names interned in the VM's base step, so that its qstr pools (20, 40, ...
+# 1 280 entries) are all allocated before the firmware is imported: the
+# harness's names (runner, fakes, driver, ~200) then never move a pool's
+# allocation into a measured step, and the pools a board needs for the
+# firmware's own names are charged from the firmware's count (``pool_bytes``).
+QSTR_FILL = 1300
 OUTAGE = (20 * 60000, 25 * 60000)  # the host hears nothing, says nothing
 
 # The driver inside the VM (MicroPython): the Runner with the real firmware,
@@ -46,17 +52,27 @@ from hallclock_fw.core.timing import ticks_add
 from hallclock_fw.hw import device
 
 
+# What the clock sends in one request, for the host side: one buffer made
+# when the driver is imported (the harness's share), written without
+# allocating (on a board the bytes go to lwIP, outside the GC heap).
+OUT = bytearray(32768)
+
+
 class FakeSock:
     """The broker's end of a TCP socket: what the clock sends is kept for
-    the host side (which speaks MQTT for the broker), what the host side
-    gives is what recv returns."""
+    the host side (which speaks MQTT for the broker) in OUT, what the host
+    side gives is what recv returns."""
     def __init__(self):
-        self.sent = []
+        self.n = 0
         self.rx = []
 
     def send(self, data):
-        self.sent.append(data)
-        return len(data)
+        k = len(data)
+        if self.n + k > len(OUT):
+            raise OSError(11)  # EAGAIN: the host side takes it at the end of the request
+        OUT[self.n:self.n + k] = data
+        self.n += k
+        return k
 
     def recv(self, n):
         if not self.rx:
@@ -90,15 +106,15 @@ def make(mode, settings, actions, wifi):
             S[0] = sock
             self.sock = sock
             self.uart = NetLink("hall", "bench", "bench", "pw", lambda now: sock, self.now,
-                                key="1f" * 16, hall_key="2e" * 16)
+                                key=KEY, hall_key=HALL_KEY, sid=SID)
             Runner._boot(self, now)
 
         def feed(self, data):
             self.sock.rx.append(data)
 
         def take_output(self):
-            out = b"".join(self.sock.sent)
-            self.sock.sent = []
+            out = bytes(OUT[:self.sock.n])
+            self.sock.n = 0
             return out
     return NetRunner(mode, settings, actions, clock="bench", sid="0000b32a")
 
@@ -130,43 +146,63 @@ def calibrate(feed):
 '''
 
 
-def _mqtt_replies(buf, out_frames):
-    """The broker's side of the clock's MQTT bytes: replies (bytes) and the
-    frames the clock published (appended to out_frames).  Returns the rest
-    of ``buf`` (an incomplete packet)."""
-    replies = b""
-    while len(buf) >= 2:
-        n, shift, i = 0, 0, 1
+KEY = "1f" * 16  # the bench clock's key (its own topics, both ways)
+HALL_KEY = "2e" * 16  # the hall's (all/down)
+SID = "b32a0001"  # the bench clock's link session (fixed: the same figures every run)
+
+
+class FakeBroker:
+    """The broker's and the host's side of the clock's MQTT bytes, in CPython.
+    The packets are split by the firmware's own ``mqtt.split`` (the one MQTT
+    reader of the project), the frames opened and the host's acks sealed by
+    the firmware's own ``seal`` under the clock's key, as a host does
+    (hallclock.net.seal.ClockSeal)."""
+
+    def __init__(self):
+        from hallclock_fw import seal
+        self.seal = seal
+        self.mac = seal.Mac(seal.key_bytes(KEY))
+        self.buf = b""
+        self.down_ctr = 0
+        self.up_ctr = 0
+        self.refused = 0
+
+    def take(self, raw, out_frames):
+        """The replies (bytes) to what the clock sent; the frames it published
+        (opened, with their newline) appended to ``out_frames``."""
+        from hallclock_fw import mqtt
+        buf = self.buf + raw
+        replies = b""
         while True:
-            if i >= len(buf):
-                return replies, buf
-            b = buf[i]
-            n |= (b & 127) << shift
-            i += 1
-            if not b & 128:
+            head, n = mqtt.split(buf, len(buf))
+            if head <= 0:
                 break
-            shift += 7
-        if i + n > len(buf):
-            return replies, buf
-        first, body = buf[0], buf[i:i + n]
-        buf = buf[i + n:]
-        kind = first >> 4
-        if kind == 1:  # CONNECT
-            replies += b"\x20\x02\x00\x00"
-        elif kind == 8:  # SUBSCRIBE: one granted QoS 0 per topic
-            pid = body[:2]
-            topics, at = 0, 2
-            while at < len(body):
-                tl = (body[at] << 8) | body[at + 1]
-                at += 2 + tl + 1
-                topics += 1
-            replies += bytes((0x90, 2 + topics)) + pid + b"\x00" * topics
-        elif kind == 12:  # PINGREQ
-            replies += b"\xd0\x00"
-        elif kind == 3:
-            tl = (body[0] << 8) | body[1]
-            out_frames.append(bytes(body[2 + tl:]))
-    return replies, buf
+            first, body = buf[0], buf[head:head + n]
+            buf = buf[head + n:]
+            kind = first >> 4
+            if kind == 1:  # CONNECT
+                replies += b"\x20\x02\x00\x00"
+            elif kind == 8:  # SUBSCRIBE (id 1): the clock's two topics, QoS 0 granted
+                replies += b"\x90\x04" + body[:2] + b"\x00\x00"
+            elif kind == 12:  # PINGREQ
+                replies += b"\xd0\x00"
+            elif kind == 3:  # PUBLISH (QoS 0): a sealed frame on the clock's up topic
+                tl = (body[0] << 8) | body[1]
+                got = self.seal.open_sealed(self.mac, b"U", bytes(body[2 + tl:]))
+                if got is None or got[1] != SID or got[2] <= self.up_ctr:
+                    self.refused += 1
+                    continue
+                self.up_ctr = got[2]
+                out_frames.append(got[0])
+        if head < 0:
+            raise RuntimeError("the clock sent a packet MQTT does not allow: %r" % buf[:40])
+        self.buf = buf
+        return replies
+
+    def down(self, frame):
+        """A host frame as the message on the clock's down topic."""
+        self.down_ctr += 1
+        return self.seal.seal(self.mac, b"D", frame, SID, self.down_ctr)
 
 
 def long_game(mode, minutes=40):
@@ -212,14 +248,108 @@ def long_game(mode, minutes=40):
     return "\n".join(lines) + "\n%d end\n" % (t + 5000), ["match=25"]
 
 
+# The ESP32's binascii is built in (C: no interned names, no garbage but its
+# result); the webassembly port's is micropython-lib's Python module, which
+# interns 45 one-character names at import and makes a big int per byte in
+# crc32.  This stand-in does what the board's does at a board's cost: the
+# CRC in two 16-bit halves (small ints), its tables in the VM's base heap.
+BINASCII_STANDIN = r'''
+_HI = []
+_LO = []
+for _n in range(256):
+    _c = _n
+    for _k in range(8):
+        _c = (_c >> 1) ^ 0xEDB88320 if _c & 1 else _c >> 1
+    _HI.append(_c >> 16)
+    _LO.append(_c & 0xFFFF)
+_HEX = b"0123456789abcdef"
+
+
+def crc32(data, crc=0):
+    hi = (crc >> 16) ^ 0xFFFF
+    lo = (crc & 0xFFFF) ^ 0xFFFF
+    for b in data:
+        i = (lo ^ b) & 255
+        lo = (((hi & 255) << 8) | (lo >> 8)) ^ _LO[i]
+        hi = (hi >> 8) ^ _HI[i]
+    return ((hi ^ 0xFFFF) << 16) | (lo ^ 0xFFFF)
+
+
+def hexlify(data):
+    out = bytearray(2 * len(data))
+    j = 0
+    for b in data:
+        out[j] = _HEX[b >> 4]
+        out[j + 1] = _HEX[b & 15]
+        j += 2
+    return bytes(out)
+
+
+def unhexlify(text):
+    if isinstance(text, str):
+        text = text.encode()
+    if len(text) & 1:
+        raise ValueError("odd-length string")
+    out = bytearray(len(text) // 2)
+    for j in range(len(out)):
+        v = 0
+        for b in (text[2 * j], text[2 * j + 1]):
+            if 48 <= b <= 57:
+                d = b - 48
+            elif 97 <= b <= 102:
+                d = b - 87
+            elif 65 <= b <= 70:
+                d = b - 55
+            else:
+                raise ValueError("non-hex digit found")
+            v = v * 16 + d
+        out[j] = v
+    return bytes(out)
+'''
+
+
 def _files():
     from .wasm import MACHINE_STANDIN, device_files
     files = device_files()
-    files["benchdrv.py"] = DRIVER
+    files["binascii.py"] = BINASCII_STANDIN
+    files["benchdrv.py"] = DRIVER.replace("key=KEY, hall_key=HALL_KEY, sid=SID",
+                                          "key=%r, hall_key=%r, sid=%r" % (KEY, HALL_KEY, SID))
     files["network.py"] = "STA_IF = 0\nclass WLAN:\n    def __init__(self, *a): pass\n"
     files["socket.py"] = "AF_INET = 2\nSOCK_STREAM = 1\n"
     files["machine.py"] = MACHINE_STANDIN + "def unique_id(): return b'\\x00\\x01\\x02'\n"
     return files
+
+
+def qstr_figures(text):
+    """[(n_pool, n_qstr, pool bytes)] of every ``micropython.qstr_info()`` line
+    in ``text`` (the pools' bytes: n_total_bytes less the names' own bytes)."""
+    import re
+    out = []
+    for m in re.finditer(r"n_pool=(\d+), n_qstr=(\d+), n_str_data_bytes=(\d+), "
+                         r"n_total_bytes=(\d+)", text):
+        pools, n, data, total = (int(g) for g in m.groups())
+        out.append((pools, n, total - data))
+    return out
+
+
+def pool_table(figures):
+    """{pools: (capacity in names, bytes of that many pools)}, from the VM's
+    own qstr_info while the base step interned its fill names one by one."""
+    table = {}
+    for pools, n, nbytes in figures:
+        cap = table.get(pools, (0, 0))[0]
+        table[pools] = (max(cap, n), nbytes)
+    return table
+
+
+def pool_bytes(table, names):
+    """The bytes of the qstr pools a board allocates for ``names`` interned
+    names (the pools that hold them; the last one is allocated whole)."""
+    for pools in sorted(table):
+        cap, nbytes = table[pools]
+        if names <= cap and pools < max(table):
+            return nbytes, pools
+    raise RuntimeError("more interned names (%d) than the pool table knows" % names)
 
 
 def boot_steps(mode, link, actions, values):
@@ -238,7 +368,12 @@ def boot_steps(mode, link, actions, values):
         imports += "import hallclock_fw.netlink, hallclock_fw.mqtt, hallclock_fw.hw.wifi\n"
     return [
         # the stand-ins of the ESP32's built-in modules (in its image, not its heap)
-        ("base", "import machine, micropython, select, network, socket"),
+        ("base", "import machine, micropython, select, network, socket, binascii\n"
+                 "class _Q:\n    pass\n_q = _Q()\n"
+                 "for _i in range(%d):\n"
+                 "    setattr(_q, '_q%%d' %% _i, 0)\n"
+                 "    micropython.qstr_info()\n"
+                 "del _q, _Q, _i\n" % QSTR_FILL),
         ("firmware_modules", imports),
         # the harness: the runner's modules and the driver, then the scenario
         ("harness_modules", "import hallclock.vboard.vdev.runner, hallclock.vboard.vdev.fakes\n"
@@ -283,7 +418,9 @@ def boot64(mode, tree, binary, link="serial"):
     actions, values = _scenario(mode, 3)
     d = tempfile.mkdtemp(prefix="hallclock-boot64-")
     for name, text in _files().items():
-        if "/" not in name:  # the stand-ins and the driver; the firmware is the .mpy tree
+        # the stand-ins and the driver (the firmware is the .mpy tree; the unix
+        # port's binascii is built in, as the board's)
+        if "/" not in name and name != "binascii.py":
             with open(os.path.join(d, name), "w") as f:
                 f.write(text if isinstance(text, str) else text.decode())
     code = "import gc\n"
@@ -306,26 +443,36 @@ def boot64(mode, tree, binary, link="serial"):
 def game(mode, link, minutes=40, outage=OUTAGE, boot_only=False):
     """One mode on one link: the heap figures (32-bit, harness taken out)."""
     from hallclock_fw import protocol
-    from hallclock_fw.mqtt import publish_packet
+    from hallclock_fw.mqtt import _packet, _str
     from hallclock_fw.netlink import topic
 
     from .mpvm import VMProcess
     actions, values = _scenario(mode, minutes)
     wifi = link == "wifi"
     fig = {"mode": mode, "link": link}
-    with VMProcess(_files(), "", obj_expr=None, timeout=600, heap_bytes=1 << 20) as vm:
+    with VMProcess(_files(), "", obj_expr=None, timeout=600, heap_bytes=1 << 20,
+                   fix_errno=False) as vm:
         def qstrs():
-            import re
-            text = vm.exec("micropython.qstr_info()")
-            return {k: int(v) for k, v in re.findall(r"(n_\w+)=(\d+)", text)}
+            return qstr_figures(vm.exec("import micropython\nmicropython.qstr_info()"))[-1][1]
         live = {}
+        names = {"vm_start": qstrs()}  # the runner's own names: a board's main.py's stand-in
         for label, step in boot_steps(mode, link, actions, values):
-            vm.exec(step)
+            out = vm.exec(step)
             live[label] = vm.heap_live()
-            if label == "firmware_modules":
-                fig["qstr_firmware"] = qstrs()
+            names[label] = qstrs()
+            if label == "base":
+                table = pool_table(qstr_figures(out))
         vm.exec("del _f, _c\n")
         fig.update(_shares(live))
+        # the names the clock interns (its modules, the App built), without
+        # the VM's stand-ins of the board's built-in modules and the harness's
+        fw_names = names["vm_start"] + (names["firmware_modules"] - names["base"]) \
+            + (names["booted"] - names["scenario_objects"])
+        pools, n_pools = pool_bytes(table, fw_names)
+        fig.update({"qstr_firmware": fw_names, "qstr_pools": n_pools,
+                    "qstr_pool_bytes": pools, "qstr_pool_table": table,
+                    "after_boot_no_pools": fig["after_boot"]})
+        fig["after_boot"] += pools
         if boot_only:
             return fig
         base = live["base"]
@@ -353,7 +500,7 @@ def game(mode, link, minutes=40, outage=OUTAGE, boot_only=False):
         outage_peak = 0
         acked = 0
         seen = 0
-        mbuf = b""
+        broker = FakeBroker() if wifi else None
         feed = b""
         live = booted
         passes = 0
@@ -379,7 +526,7 @@ def game(mode, link, minutes=40, outage=OUTAGE, boot_only=False):
                 outage_peak = net
             frames = []
             if wifi:
-                replies, mbuf = _mqtt_replies(mbuf + raw, frames)
+                replies = broker.take(raw, frames)
             else:
                 replies = b""
                 frames = [ln + b"\n" for ln in raw.split(b"\n") if ln]
@@ -392,7 +539,8 @@ def game(mode, link, minutes=40, outage=OUTAGE, boot_only=False):
                 host = protocol.ack("0000b32a", seen)
                 acked = seen
             if wifi:
-                feed = replies + (publish_packet(down, host) if host else b"")
+                # the broker's PUBLISH of the host's sealed frame (QoS 0)
+                feed = replies + (_packet(0x30, _str(down) + broker.down(host)) if host else b"")
             else:
                 feed = host
             if st == 1:  # DONE: the scenario ended and the host has every event
@@ -401,6 +549,16 @@ def game(mode, link, minutes=40, outage=OUTAGE, boot_only=False):
                 raise RuntimeError("the game did not end (status %d at %d ms)" % (st, ms))
             live = vm.heap_live()
         end_live = vm.heap_live()
+        # names interned during the game (the firmware's: the harness's
+        # requests use names interned before)
+        end_names = fw_names + qstrs() - names["fakes"]
+        end_pools, n_end = pool_bytes(table, end_names)
+        peak += end_pools
+        outage_peak += end_pools
+        fig.update({"qstr_end": end_names, "qstr_pools_end": n_end})
+        if wifi:  # messages refused by either end (a bad seal, a replay): none in a sound run
+            fig["host_refused"] = broker.refused
+            fig["clock_refused"] = int(vm.exec("print(R.uart.refused)").split()[-1])
         fig.update({"peak": peak, "peak_at_ms": peak_at, "peak_in_outage": outage_peak,
                     "margin": GC_AREA - peak, "after_boot_margin": GC_AREA - after_boot,
                     "intervals": intervals, "passes": passes,

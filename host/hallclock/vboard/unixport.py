@@ -84,7 +84,7 @@ def device_tree():
             p = tmp / name
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_bytes(data)
-        result = build_mpy(VDEV, tmp / vdev_folder())
+        result = build_mpy(VDEV, tmp / vdev_folder(), package=vdev_folder().replace("/", "."))
         if not result.ok:
             raise HallclockError("the virtual device does not compile: " + result.errors[0])
         for name in package_inits():
@@ -129,10 +129,17 @@ def launch_code(link, mode, settings, actions, clock, sid, start_ticks, period,
 _RAW_HEAP = []  # the calibration's own run: a heap given in bytes
 
 
+def _key(mode, link):
+    return mode if link == "serial" else "%s:%s" % (mode, link)
+
+
 def calibration(refresh=False):
-    """{mode: {"ratio", "firmware_32", "firmware_64"}}: the firmware's live
-    heap after boot on 32 bits (webassembly VM) and 64 bits (this port), the
-    same boot steps (hallclock.vboard.heapmodel), cached per firmware digest."""
+    """{mode or "mode:wifi": {"ratio", "firmware_32", "firmware_64"}}: the
+    firmware's live heap after boot on 32 bits (webassembly VM; with the
+    qstr pools a board allocates for its names) and 64 bits (this port), on
+    the serial link and on the hall network, the same boot steps
+    (hallclock.vboard.heapmodel); the ratio is of the objects alone (both
+    ports' pools allocated before the firmware).  Cached per firmware digest."""
     import hashlib
     root = device_tree()
     from . import heapmodel
@@ -144,41 +151,53 @@ def calibration(refresh=False):
         except ValueError:
             pass
     out = {}
-    for mode in ("scrabble", "duplicate", "backgammon"):
-        b32 = heapmodel.game(mode, "serial", boot_only=True)["after_boot"]
-        b64 = heapmodel.boot64(mode, root, binary())["after_boot"]
-        out[mode] = {"ratio": round(b64 / b32, 4), "firmware_32": b32, "firmware_64": b64}
+    for link in ("serial", "wifi"):
+        for mode in ("scrabble", "duplicate", "backgammon"):
+            f32 = heapmodel.game(mode, link, boot_only=True)
+            b64 = heapmodel.boot64(mode, root, binary(), link)["after_boot"]
+            out[_key(mode, link)] = {"ratio": round(b64 / f32["after_boot_no_pools"], 4),
+                                     "firmware_32": f32["after_boot"], "firmware_64": b64}
     tmp = path.with_name(path.name + ".%d" % os.getpid())
     tmp.write_text(json.dumps(out))
     os.replace(tmp, path)
     return out
 
 
-def board_free(heap_kib, mode="scrabble"):
+def board_free(heap_kib, mode="scrabble", link="serial"):
     """The free heap (bytes, 64-bit) the firmware has after boot on a board
-    whose GC heap is ``heap_kib`` KiB: (heap - the firmware after boot on 32
-    bits) x the ratio.  Negative: the firmware does not fit."""
+    whose GC heap is ``heap_kib`` KiB, on ``link`` ("serial" or "wifi"):
+    (heap - the firmware after boot on 32 bits) x the ratio.  Negative: the
+    firmware does not fit."""
     if heap_kib is None:
         heap_kib = DEFAULT_HEAP_KIB
     try:
-        cal = calibration().get(mode) or calibration()["scrabble"]
+        cal = calibration().get(_key(mode, link)) or calibration()[_key("scrabble", link)]
         return int((heap_kib * 1024 - cal["firmware_32"]) * cal["ratio"])
     except Exception:  # no webassembly VM (node) here: the fixed figures
-        return int(heap_kib * 1024 * WORD_SCALE) - 70000
+        return int(heap_kib * 1024 * WORD_SCALE) - (70000 if link == "serial" else 90000)
 
 
-def word_ratio(mode="scrabble"):
+def firmware_32(mode="scrabble", link="serial"):
+    """The firmware's live heap after boot on 32 bits (bytes), or None."""
     try:
-        return (calibration().get(mode) or calibration()["scrabble"])["ratio"]
+        return calibration()[_key(mode, link)]["firmware_32"]
+    except Exception:
+        return None
+
+
+def word_ratio(mode="scrabble", link="serial"):
+    try:
+        cal = calibration()
+        return (cal.get(_key(mode, link)) or cal[_key("scrabble", link)])["ratio"]
     except Exception:
         return WORD_SCALE
 
 
-def vm_heap_bytes(heap_kib, mode="scrabble"):
+def vm_heap_bytes(heap_kib, mode="scrabble", link="serial"):
     """The unix process's GC heap: room for the harness and the firmware at
     any size; after boot the process fills all but ``board_free`` (and
     HARNESS_GC_BYTES for the harness's garbage) with a ballast."""
-    free = board_free(heap_kib, mode)
+    free = board_free(heap_kib, mode, link)
     return max(free, 0) + HARNESS_KIB * 1024 + 160 * 1024
 
 

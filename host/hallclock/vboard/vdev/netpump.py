@@ -101,19 +101,34 @@ class NetLine:
 
 
 def main(scenario, host, port, hall, clock, user, password, sid, silence_ms=SILENCE_MS,
-         link_key=None, hall_key=None):
+         link_key=None, hall_key=None, board_free=None, harness=0):
     """The device on the network inside the MicroPython unix port (its own
     process): the scenario from a JSON file, the firmware's NetLink on the
-    unix port's own sockets.  Exit 0 once the host has every event, 3 after
-    ``silence_ms`` without host contact."""
+    unix port's own sockets.  ``board_free``: after boot (the App and its
+    NetLink built) a ballast leaves the clock only the free heap a board of
+    ``--heap-kib`` has (and ``harness`` bytes for the pump's garbage), as the
+    serial unix device does (unixhw.fill_heap).  Exit 0 once the host has
+    every event, 3 after ``silence_ms`` without host contact, 4 (and
+    ``@@memory`` on stderr) when the heap is too small."""
     import sys
 
     from .runner import Runner
-    mode, settings, actions = scenariofile.load(scenario)
-    runner = Runner(mode, settings, actions, clock=clock, sid=sid)
-    line = NetLine(NetLink(hall, clock, user, password, opener(host, port), ticks_ms,
-                           key=link_key, hall_key=hall_key))
-    ok = pump(runner, line, SimPace(HOLD_MS), silence_ms=silence_ms, connect_ms=silence_ms)
+    ballast = None
+    try:
+        mode, settings, actions = scenariofile.load(scenario)
+        runner = Runner(mode, settings, actions, clock=clock, sid=sid)
+        line = NetLine(NetLink(hall, clock, user, password, opener(host, port), ticks_ms,
+                               key=link_key, hall_key=hall_key))
+        if board_free is not None:
+            from .unixhw import fill_heap
+            ballast = fill_heap(board_free, harness)
+        ok = pump(runner, line, SimPace(HOLD_MS), silence_ms=silence_ms, connect_ms=silence_ms)
+    except MemoryError as e:
+        ballast = None
+        sys.print_exception(e, sys.stderr)
+        sys.stderr.write("@@memory\n")
+        sys.exit(4)
+    ballast = None
     line.close()
     if not ok:
         sys.exit(3)

@@ -29,6 +29,7 @@ from .runner import CRASH_RESET_MS, Runner
 EXIT_SILENT = 3  # the host was silent for silence_ms
 EXIT_MEMORY = 4  # MemoryError: the heap is too small
 _LINE_BUFFER = 1024  # bytes the line holds for a host that does not read
+_BALLAST_PIECES = 2048  # pieces of the ballast at most (fill_heap)
 _SWEPT = 512  # X (see account_pass) grew this much in a pass: a collection swept
 
 
@@ -127,24 +128,8 @@ class UnixHW(Runner):
         self.mark_pass()
 
     def fill(self, free):
-        """The heap of a board: all of this process's free heap but ``free``
-        (the board's, after boot, on this port's sizes) and the harness's
-        garbage room is taken by a ballast.  MemoryError if the firmware
-        after boot does not fit the board's heap at all."""
-        if free < 0:
-            raise MemoryError("the firmware after boot needs %d bytes more than the heap"
-                              % -free)
-        extra = gc.mem_free() - free - self.harness_gc
-        ballast = []  # in pieces: the free heap is not one block
-        size = extra
-        while extra > 64 and size > 64:
-            try:
-                ballast.append(bytearray(size if size < extra else extra))
-                extra -= len(ballast[-1]) + 16
-            except MemoryError:
-                size //= 2
-        self.ballast = ballast
-        gc.collect()
+        """The heap of a board (``fill_heap``): the ballast is kept here."""
+        self.ballast = fill_heap(free, self.harness_gc)
 
     def ticks_ms(self):
         wdt = self.wdt
@@ -401,6 +386,59 @@ class UnixHW(Runner):
         if self.fault is not None:
             self.arm_fault()
         self.mark_pass()
+
+
+def fill_heap(free, harness_gc):
+    """The heap of a board: all of this process's free heap but ``free``
+    (the board's, after boot, on this port's sizes) and the harness's
+    garbage room ``harness_gc`` is taken by a ballast, which is returned
+    (keep it).  MemoryError if the firmware after boot does not fit the
+    board's heap at all.  The serial device (UnixHW) and the network one
+    (netpump.main) both hold their clock to the board's heap here.
+
+    What is left free is in few large blocks, as on a board after boot (its
+    heap filled from one end): the ballast first takes every free block it
+    can get, the largest first, down to the smallest holes, then gives back
+    its largest pieces until ``free + harness_gc`` bytes are free again."""
+    if free < 0:
+        raise MemoryError("the firmware after boot needs %d bytes more than the heap"
+                          % -free)
+    gc.collect()
+    keep = free + harness_gc
+    if gc.mem_free() <= keep:
+        return []
+    # nothing below may allocate but the pieces (the heap is full): the list
+    # of them is made first, indices are small ints, no range() iterator
+    ballast = [None] * _BALLAST_PIECES
+    n = 0
+    size = gc.mem_free()
+    while size >= 16 and n < _BALLAST_PIECES:
+        try:
+            ballast[n] = bytearray(size)
+            n += 1
+        except MemoryError:
+            size //= 2
+    given = 0
+    while n and given < keep:
+        big = 0  # the largest piece
+        i = 1
+        while i < n:
+            if len(ballast[i]) > len(ballast[big]):
+                big = i
+            i += 1
+        k = len(ballast[big]) + 16
+        n -= 1
+        ballast[big] = ballast[n]
+        ballast[n] = None
+        if given + k > keep:  # give back only part of it: the rest taken again,
+            gc.collect()  # where it was (every other hole is the ballast's)
+            rest = given + k - keep - 16
+            if rest >= 16:
+                ballast[n] = bytearray(rest)
+                n += 1
+        given += k
+    gc.collect()
+    return ballast
 
 
 def largest_free():
