@@ -334,13 +334,22 @@ class VirtualBoard:
 
     def serve_forever(self) -> None:
         while True:
-            r, _, _ = select.select([self.master], [], [], 0.005 if self.program else None)
+            vm = self._node.fileno()
+            r, _, _ = select.select([self.master, vm], [], [], 0.005 if self.program else None)
             try:
-                self._serve_once(r)
+                if vm in r:
+                    # the VM's pipe speaks only in reply to a request: readable
+                    # now, the process died (killed, out of memory).  The board
+                    # resets at once, as a board whose firmware crashed does, so
+                    # that a client's next bytes (mpremote's Ctrl-C Ctrl-A in one
+                    # read) reach a fresh REPL instead of being lost in the reset
+                    # (mpremote then waited for ever for the raw REPL prompt).
+                    self._node.check_alive()
+                self._serve_once(self.master in r)
             except MPVMError as e:
                 self._reset_after(e)
 
-    def _serve_once(self, readable) -> None:
+    def _serve_once(self, readable: bool) -> None:
         if readable:
             try:
                 data = os.read(self.master, 4096)
