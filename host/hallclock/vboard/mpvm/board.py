@@ -19,7 +19,10 @@ What this module adds around the VM's REPL:
 * raw-paste mode (``Ctrl-E A Ctrl-A`` in raw REPL) is implemented here, with
   flow control (the VM's own implementation would block reading stdin);
 * soft reset (Ctrl-D on an empty line, or SystemExit) prints
-  ``MPY: soft reboot`` and comes back in the same REPL mode.
+  ``MPY: soft reboot`` and comes back in the same REPL mode;
+* a VM that fails, or whose node process dies (even while no client is
+  connected), resets the board at once, as a crashed board does; the pty
+  lives as long as this process, so a client's port stays valid.
 
 Code runs synchronously: a program that never returns hangs the board
 (Ctrl-C cannot interrupt it).  Prints use "\\n", not "\\r\\n".
