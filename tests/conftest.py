@@ -5,6 +5,14 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import HealthCheck, settings as hsettings
+
+# A loaded machine makes examples slow, not wrong: hypothesis's per-example
+# deadline and its too_slow health check measure the machine, so no test has
+# them (a test's own @settings keeps what it sets and inherits the rest).
+hsettings.register_profile("hallclock", deadline=None,
+                           suppress_health_check=[HealthCheck.too_slow])
+hsettings.load_profile("hallclock")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HOST_FIELDS = ("host_time",)

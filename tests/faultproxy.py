@@ -35,7 +35,7 @@ NOISE = (b"ets Jun  8 2016 00:22:57\r\n", b"rst:0x1 (POWERON_RESET),boot:0x13\r\
          b"E 00000001 1 0 0 0 0 0 0*00000000\n", b"Traceback (most recent call last):\r\n")
 
 
-def wait_for(cond, what, timeout=20.0, every=0.01):
+def wait_for(cond, what, timeout=60.0, every=0.01):
     """Poll ``cond()`` until it is true; fail naming ``what`` after ``timeout``
     seconds (time.monotonic).  Tests wait on conditions like this, never on
     sleeps that guess how long another process or thread takes."""

@@ -18,6 +18,7 @@ import time
 
 from hallclock.net import broker, mqtt as mqtthost
 from hallclock import scenario
+from hallclock.errors import HallclockError
 from hallclock.vboard import device as virtual
 from hallclock.link.logfile import read_records
 from hallclock_fw.settings import parse
@@ -33,7 +34,7 @@ def strip(records):
     return [{k: v for k, v in r.items() if k != "host_time"} for r in health_masked(records)]
 
 
-def wait_for(cond, timeout=30.0, what="condition"):
+def wait_for(cond, timeout=60.0, what="condition"):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if cond():
@@ -56,8 +57,34 @@ def game(moves=40, gap_ms=5000, start=0):
 class Hall:
     def __init__(self, folder, clocks=("t1", "t2", "t3"), tls=False):
         self.folder = str(folder)
-        self.conf_dir = os.path.join(self.folder, "broker")
         self.clocks = list(clocks)
+        self.broker_log = open(os.path.join(self.folder, "mosquitto.log"), "ab")
+        # A free port is free when it is picked, not when Mosquitto binds it:
+        # another process on the machine (another test session) may take it
+        # in between.  Mosquitto cannot bind port 0 and say which it got, so
+        # a broker that found its port taken gets new ports in a new folder
+        # (bounded: three picks); any other failure is the test's.
+        for attempt in range(3):
+            self.broker_log.flush()
+            logged = os.path.getsize(self.broker_log.name)
+            try:
+                self._start_broker("broker" if attempt == 0 else f"broker-{attempt}", tls)
+                break
+            except HallclockError:
+                self.broker_log.flush()
+                with open(self.broker_log.name, "rb") as f:
+                    f.seek(logged)
+                    taken = b"Address already in use" in f.read()
+                if not taken or attempt == 2:
+                    raise
+        self.address = ("127.0.0.1", self.port)
+        self.local = ("127.0.0.1", self.local_port)
+        self.loggers = []  # every subprocess of the test (loggers, devices, views)
+        self.devices = []
+        self.proxies = []
+
+    def _start_broker(self, name, tls):
+        self.conf_dir = os.path.join(self.folder, name)
         self.port = broker.free_port()  # the hall listener: the clocks
         self.local_port = broker.free_port()  # the laptop's listener: the host tools
         tls_conf = None
@@ -72,14 +99,20 @@ class Hall:
                                          local_port=self.local_port)
         self.cred_file = os.path.join(self.conf_dir, "credentials.json")
         extra = ["user root"] if broker.reachable_by_broker(self.conf_dir) else []
-        self.broker_log = open(os.path.join(self.folder, "mosquitto.log"), "ab")
         self.broker = broker.Broker(self.conf_dir, extra=extra, log=self.broker_log)
-        self.broker.start()
-        self.address = ("127.0.0.1", self.port)
-        self.local = ("127.0.0.1", self.local_port)
-        self.loggers = []  # every subprocess of the test (loggers, devices, views)
-        self.devices = []
-        self.proxies = []
+        logged = os.path.getsize(self.broker_log.name)
+        self.broker.start(timeout=60.0)  # a loaded machine; costs time only on failure
+        # start() saw something listen on the port: Mosquitto says "running"
+        # once it has bound every listener (or it exits, its port taken)
+        proc = self.broker.proc
+
+        def settled():
+            with open(self.broker_log.name, "rb") as f:
+                f.seek(logged)
+                return b" running" in f.read() or proc.poll() is not None
+        wait_for(settled, 60.0, "mosquitto running")
+        if proc.poll() is not None:
+            raise HallclockError(f"mosquitto exited (status {proc.returncode})")
 
     # -- loggers -----------------------------------------------------------
     def start_logger(self, out, clocks=None, extra=(), wait=True):
@@ -153,8 +186,8 @@ def reference(folder, clock, text, sid="0000cafe", mode="scrabble", pairs=()):
     logger.open()
     dev = virtual.DeviceThread(runner, master)
     dev.start()
-    logger.run(stop=lambda: not dev.is_alive(), max_s=60)
-    dev.join(5)
+    logger.run(stop=lambda: not dev.is_alive(), max_s=180)
+    dev.join(30)
     os.close(master)
     os.close(slave)
     return strip(read_records(out))

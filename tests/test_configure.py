@@ -43,7 +43,7 @@ def hall():
             self.runners.append(runner)
             return path
 
-        def wait_move(self, i, limit_s=10.0):
+        def wait_move(self, i, limit_s=60.0):
             """Wait until the i-th clock's core has a move running (no sleep: a condition)."""
             until = time.monotonic() + limit_s
             while time.monotonic() < until:
@@ -76,7 +76,7 @@ def test_idle_taken_in_game_refused_absent_no_answer(hall, tmp_path):
     hall.wait_move(1)  # t2's game has begun
     res = run_cli("configure", "--port", idle, "--port", busy, "--port", absent,
                   "--mode", "scrabble", "--set", "move_s=90", "--set", "round_min=30",
-                  "--wait-s", "1.5")
+                  "--wait-s", "4")
     assert res.returncode == 1, res.stdout + res.stderr
     lines = res.stdout.splitlines()
     assert lines[0] == "configure: scrabble move_s=90;warn_s=30,20,10;round_min=30;round_warn_min=10"
@@ -102,7 +102,7 @@ def test_only_the_named_clocks(hall):
     a = hall.add("t1", "80000 end\n", "e0000011")
     b = hall.add("t2", "80000 end\n", "e0000012")
     res = run_cli("configure", "--port", a, "--port", b, "--clock", "t2", "--clock", "t9",
-                  "--mode", "duplicate", "--set", "move_s=150", "--wait-s", "1.5")
+                  "--mode", "duplicate", "--set", "move_s=150", "--wait-s", "4")
     assert res.returncode == 1, res.stdout + res.stderr
     assert f"t2 ({b}): taken" in res.stdout
     assert f"t1 ({a}): not asked" in res.stdout
@@ -152,12 +152,12 @@ def test_configure_over_the_broker(tmp_path):
             d.start()
             devices.append(d)
             h.devices.append(d)
-        wait_for(lambda: all(d.line.connected() for d in devices), 20, "clocks on the broker")
+        wait_for(lambda: all(d.line.connected() for d in devices), 60, "clocks on the broker")
         wait_for(lambda: devices[1].runner.app is not None
-                 and devices[1].runner.app.core.move, 20, "t2's game")
+                 and devices[1].runner.app.core.move, 60, "t2's game")
         res = run_cli("configure", "--broker", f"127.0.0.1:{h.port}", "--hall", HALL,
                       "--credentials", h.cred_file, "--mode", "scrabble", "--set", "move_s=100",
-                      "--wait-s", "1.5")
+                      "--wait-s", "4")
         assert res.returncode == 1, res.stdout + res.stderr
         assert f"t1 (hallclock/{HALL}/t1/up): taken" in res.stdout
         assert "t2 (" in res.stdout and "REFUSED: a game is running" in res.stdout

@@ -60,8 +60,8 @@ def reference(tmp_path_factory):
     logger.open()
     device = virtual.DeviceThread(runner, master)
     device.start()
-    logger.run(stop=lambda: not device.is_alive(), max_s=30)
-    device.join(5)
+    logger.run(stop=lambda: not device.is_alive(), max_s=180)
+    device.join(30)
     os.close(master)
     os.close(slave)
     assert device.result is True
@@ -149,7 +149,7 @@ class Rig:
         device gets every acknowledgement (its pump ends True)."""
         assert self.wait_logger() == 0, self.stderr
         assert self.records() == reference
-        self.device.join(20)
+        self.device.join(60)
         assert self.device.error is None
         assert self.device.result is True
 
@@ -336,7 +336,7 @@ def test_device_and_logger_commands_end_to_end(tmp_path, reference):
         dev = subprocess.run(HALLCLOCK + ["device", "--script", str(script), "--port",
                                           proxy.device_path, "--session", SID],
                              capture_output=True, text=True, timeout=60)
-        _o, err = log.communicate(timeout=30)
+        _o, err = log.communicate(timeout=120)
     finally:
         if log is not None and log.poll() is None:
             log.kill()

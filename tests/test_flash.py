@@ -69,7 +69,7 @@ def partition_table():
     return t + b"\xff" * (0xC00 - len(t))
 
 
-def esptool(*args, cwd=None, timeout=60):
+def esptool(*args, cwd=None, timeout=180):
     return subprocess.run([ESPTOOL, *args], cwd=cwd, capture_output=True, text=True,
                           timeout=timeout)
 
@@ -104,7 +104,7 @@ def _mock(tmp_path, *args):
     path_file = tmp_path / "mock.endpoint"
     proc = subprocess.Popen([MOCK, "run", "--chip", "esp32", "--port-file", str(path_file),
                              *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    end = time.monotonic() + 20
+    end = time.monotonic() + 60
     while not (path_file.exists() and path_file.read_text().strip()):
         if proc.poll() is not None:
             raise AssertionError("the mock bootloader exited: " + proc.stderr.read().decode())
@@ -126,7 +126,7 @@ def _stop(proc):
 SYNC = b"\xc0" + struct.pack("<BBHI", 0, 0x08, 36, 0) + b"\x07\x07\x12\x20" + b"\x55" * 32 + b"\xc0"
 
 
-def rom_session(path, timeout=15):
+def rom_session(path, timeout=60):
     """Wait until the mock answers SYNC as the ROM does (4 status bytes), not
     as esptool's stub (2).  Why: esptool ends with a hard reset through RTS,
     which a pty cannot carry, so the mock keeps the stub session of the last

@@ -352,7 +352,7 @@ def run_device(tmp_path, body):
     actions = parse_text(SCRIPT, "live.txt")
     runner = make_runner("scrabble", parse("scrabble", []), actions, clock="table-9")
     master, slave, path = pty_pair()
-    device = DeviceThread(runner, master, silence_s=10)
+    device = DeviceThread(runner, master, silence_s=60)  # a loaded host may pause; halted after the body
     device.start()
     try:
         return body(path)

@@ -91,7 +91,7 @@ def test_a_full_disk_loses_nothing_and_everything_is_stored_once_there_is_room(h
     err = "".join(lg.err)
     assert lg.proc.returncode == 0, err
     assert lg.said("writable again") and "Traceback" not in err
-    dev.join(30)
+    dev.join(120)
     assert dev.result is True, dev.error
     got = clock_records(log, "t1")
     assert len(got) > on_disk

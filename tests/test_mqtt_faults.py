@@ -70,7 +70,7 @@ def run(hall, tmp_path, fault, via=None, logger=True):
 
 
 def finish(hall, d, log, ref):
-    d.join(60)  # the clock stops once the host has stored its every event
+    d.join(180)  # the clock stops once the host has stored its every event
     assert d.error is None and d.result
     hall.wait_logger(hall.loggers[-1])
     assert clock_records(log, "t1") == ref

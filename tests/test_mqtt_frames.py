@@ -42,7 +42,7 @@ def client(hall, name, subscribe=()):
 
 def send(net, topic_name, payloads):
     for p in payloads:
-        net.client.publish(topic_name, p).wait_for_publish(timeout=5)
+        net.client.publish(topic_name, p).wait_for_publish(timeout=60)
 
 
 def up(c):
@@ -257,7 +257,7 @@ def test_a_replayed_referee_signal_is_taken_once(hall, tmp_path):
     spy = client(hall, "t2", [ALL])
     send_signal(hall.address, HALL, hall.cred_file, 4)  # GONG, as `hallclock referee GONG`
     got = []
-    wait_for(lambda: got.extend(spy.messages()) or got, 10, "the referee's GONG")
+    wait_for(lambda: got.extend(spy.messages()) or got, 60, "the referee's GONG")
     spy.stop()
     rogue = client(hall, "logger")
     send(rogue, ALL, [got[0][1], got[0][1]])

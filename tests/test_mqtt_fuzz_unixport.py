@@ -148,7 +148,7 @@ class Broker:
     def line(self, proc, want):
         while True:
             try:
-                text = self.lines.get(timeout=20)
+                text = self.lines.get(timeout=60)
             except queue.Empty:
                 err = proc.stderr.read() if proc.poll() is not None else "(still running)"
                 raise AssertionError("the MicroPython client went quiet: " + err) from None

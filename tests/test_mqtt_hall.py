@@ -43,7 +43,7 @@ def test_referee_start_reaches_every_clock_without_a_logger(hall, tmp_path):
         d.start()
         devices.append(d)
         hall.devices.append(d)
-    wait_for(lambda: all(d.line.connected() for d in devices), 20, "clocks on the broker")
+    wait_for(lambda: all(d.line.connected() for d in devices), 60, "clocks on the broker")
     r = subprocess.run(HALLCLOCK + ["referee", "START", "--broker", f"127.0.0.1:{hall.local_port}",
                                     "--hall", HALL, "--credentials", hall.cred_file],
                        capture_output=True, text=True, timeout=60)

@@ -173,7 +173,7 @@ def test_broker_command_runs_mosquitto_as_its_own_user(tmp_path):
                 except OSError:
                     assert p.poll() is None, p.stderr.read()
                     return False
-            wait_for(listening, 20, "mosquitto listening")
+            wait_for(listening, 60, "mosquitto listening")
             net = BrokerClient(("127.0.0.1", port), creds["t1"]).start()  # the passwords read
             net.stop()
             if os.geteuid() == 0:

@@ -83,7 +83,7 @@ def test_a_clock_that_ends_and_says_goodbye_is_not_lost(hall, tmp_path):
     v = viewer(hall)
     lg = hall.start_logger(tmp_path / "l.jsonl", clocks=["t2"])
     d = hall.device("t2", game(moves=4), sid="0000ab02")
-    d.join(60)
+    d.join(180)
     assert not d.is_alive() and d.result, "the clock did not finish its session"
     hall.wait_logger(lg)
     end = time.monotonic() + 2.0  # a will would come at once: give it a moment to

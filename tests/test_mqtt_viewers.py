@@ -41,7 +41,7 @@ def test_viewer_sees_the_loggers_records(hall, tmp_path):
     hall.device("t1", game(moves=6), sid="0000aa01")
     hall.device("t2", game(moves=9), sid="0000aa02")
     hall.wait_logger(lg)
-    done.join(30)
+    done.join(120)
     assert not done.is_alive()
     assert strip(v.writer.records) == strip(read_records(str(log)))
 
@@ -54,16 +54,16 @@ def test_a_viewer_started_mid_game_takes_up_from_there(hall, tmp_path):
     def hold():  # the clock's loop stops at its 30th event until the viewer is in
         if d.runner.last_seq() >= 30 and not go.is_set():
             reached.set()
-            go.wait(20)
+            go.wait(120)
     d = hall.device("t1", game(moves=60), sid="0000aa01", start=False, after_pass=hold)
     d.start()
-    assert reached.wait(30)
+    assert reached.wait(120)
     v = viewer(hall, clocks=["t1"])
     go.set()
     t = threading.Thread(target=v.run, kwargs={"exit_on_end": True}, daemon=True)
     t.start()
     hall.wait_logger(lg)
-    t.join(30)
+    t.join(120)
     seen = strip(v.writer.records)
     logged = strip(read_records(str(log)))
     assert seen and seen[-1]["event"] == "end" and seen == logged[-len(seen):]
@@ -84,7 +84,7 @@ def test_hall_display_from_the_broker(hall, tmp_path):
         def state():
             with urllib.request.urlopen(url, timeout=5) as r:
                 return json.loads(r.read())
-        wait_for(lambda: state()["clocks"] == ["t2"] and source.records >= 10, 20,
+        wait_for(lambda: state()["clocks"] == ["t2"] and source.records >= 10, 60,
                  "the display to show t2")
     finally:
         server.shutdown()

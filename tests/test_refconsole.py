@@ -314,7 +314,7 @@ def test_console_on_the_broker(tmp_path):
             with urllib.request.urlopen(url_of(srv) + "api/grid") as r:
                 return json.load(r)
 
-        wait_for(lambda: len(grid()["tables"]) == 2, 20, "two tables on the grid")
+        wait_for(lambda: len(grid()["tables"]) == 2, 60, "two tables on the grid")
         assert _post(srv, {"action": "gong"}, None)[0] == 403
         assert _post(srv, {"action": "start", "round": 7}, TOKEN)[0] == 200
         assert _post(srv, {"action": "gong"}, TOKEN)[0] == 200
@@ -324,9 +324,9 @@ def test_console_on_the_broker(tmp_path):
             return {r["clock"] for r in viewer.writer.records if r["event"] == ev
                     and all(r.get(k) == v for k, v in fields.items())}
 
-        wait_for(lambda: heard("gong", kind="manual") == {"t1", "t2"}, 20, "the gong")
+        wait_for(lambda: heard("gong", kind="manual") == {"t1", "t2"}, 60, "the gong")
         assert heard("round", round=7, elapsed_ms=0) == {"t1", "t2"}
-        wait_for(lambda: all(t["round"] == 7 for t in grid()["tables"]), 20, "round 7 shown")
+        wait_for(lambda: all(t["round"] == 7 for t in grid()["tables"]), 60, "round 7 shown")
         acts = read_records(str(tmp_path / "referee.jsonl"))
         assert [(a["action"], a.get("done")) for a in acts] == [("start", True), ("gong", True)]
     finally:

@@ -190,7 +190,7 @@ def _device_behind_proxy(folder):
     return proxy, device
 
 
-def _wait(cond, timeout=20):
+def _wait(cond, timeout=60):
     end = time.monotonic() + timeout
     while not cond():
         assert time.monotonic() < end, "condition not met"

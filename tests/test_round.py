@@ -373,7 +373,7 @@ def test_round_start_over_the_broker(tmp_path):
             d.start()
             devices.append(d)
             h.devices.append(d)
-        wait_for(lambda: all(d.line.connected() for d in devices), 20, "clocks on the broker")
+        wait_for(lambda: all(d.line.connected() for d in devices), 60, "clocks on the broker")
         proc = subprocess.run(HALLCLOCK + ["round", "start", "--round", "6", "--broker",
                                            f"127.0.0.1:{h.port}", "--hall", HALL,
                                            "--credentials", h.cred_file, "--out", str(out),

@@ -216,6 +216,22 @@ class _Node:
                 raise self._crash("VM process exited")
             self._buf += chunk
 
+    def fileno(self) -> int:
+        """The process's reply pipe: readable between two requests only when it died."""
+        return self._out_fd
+
+    def check_alive(self) -> None:
+        """Between two requests: raise VMCrash if the process has exited (its
+        reply pipe at end of file); stray bytes are kept for the next request."""
+        if self.closed:
+            raise VMCrash("VM process already closed")
+        r, _, _ = select.select([self._out_fd], [], [], 0)
+        if r:
+            chunk = os.read(self._out_fd, 1 << 16)
+            if not chunk:
+                raise self._crash("VM process exited")
+            self._buf += chunk
+
     def _crash(self, what: str) -> VMCrash:
         try:
             self.proc.wait(timeout=2)
@@ -233,16 +249,17 @@ class _Node:
         self.closed = True
 
     def close(self):
-        if self.closed:
-            return
-        try:
-            self.proc.stdin.write(b"Q\x00\x00\x00\x00")
-            self.proc.stdin.close()
-            self.proc.wait(timeout=5)
-        except (OSError, subprocess.TimeoutExpired):
-            pass
+        if not self.closed:
+            try:
+                self.proc.stdin.write(b"Q\x00\x00\x00\x00")
+                self.proc.stdin.close()
+                self.proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
         self.kill()
-        for f in (self.proc.stdout, self.proc.stderr):
+        # the pipes too when the process died or was killed (a board that
+        # resets its VM many times must not run out of descriptors)
+        for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             try:
                 f.close()
             except OSError:

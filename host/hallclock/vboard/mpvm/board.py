@@ -19,7 +19,10 @@ What this module adds around the VM's REPL:
 * raw-paste mode (``Ctrl-E A Ctrl-A`` in raw REPL) is implemented here, with
   flow control (the VM's own implementation would block reading stdin);
 * soft reset (Ctrl-D on an empty line, or SystemExit) prints
-  ``MPY: soft reboot`` and comes back in the same REPL mode.
+  ``MPY: soft reboot`` and comes back in the same REPL mode;
+* a VM that fails, or whose node process dies (even while no client is
+  connected), resets the board at once, as a crashed board does; the pty
+  lives as long as this process, so a client's port stays valid.
 
 Code runs synchronously: a program that never returns hangs the board
 (Ctrl-C cannot interrupt it).  Prints use "\\n", not "\\r\\n".
@@ -334,13 +337,22 @@ class VirtualBoard:
 
     def serve_forever(self) -> None:
         while True:
-            r, _, _ = select.select([self.master], [], [], 0.005 if self.program else None)
+            vm = self._node.fileno()
+            r, _, _ = select.select([self.master, vm], [], [], 0.005 if self.program else None)
             try:
-                self._serve_once(r)
+                if vm in r:
+                    # the VM's pipe speaks only in reply to a request: readable
+                    # now, the process died (killed, out of memory).  The board
+                    # resets at once, as a board whose firmware crashed does, so
+                    # that a client's next bytes (mpremote's Ctrl-C Ctrl-A in one
+                    # read) reach a fresh REPL instead of being lost in the reset
+                    # (mpremote then waited for ever for the raw REPL prompt).
+                    self._node.check_alive()
+                self._serve_once(self.master in r)
             except MPVMError as e:
                 self._reset_after(e)
 
-    def _serve_once(self, readable) -> None:
+    def _serve_once(self, readable: bool) -> None:
         if readable:
             try:
                 data = os.read(self.master, 4096)
