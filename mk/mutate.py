@@ -38,7 +38,7 @@ MODULES = [
     ("core/scrabble", FW + "core/scrabble.py", ["tests/core"]),
     ("core/duplicate", FW + "core/duplicate.py", ["tests/core"]),
     ("core/backgammon", FW + "core/backgammon.py",
-     ["tests/core/test_backgammon_core.py", "tests/test_backgammon.py"]),
+     ["tests/core/test_backgammon_core.py"]),
     ("core/round", FW + "core/round.py",
      ["tests/core/test_round_core.py", "tests/core/test_thresholds_core.py",
       "tests/core/test_scrabble_restore.py", "tests/core/test_scrabble_state_core.py",
