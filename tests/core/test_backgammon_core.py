@@ -561,3 +561,34 @@ def test_the_match_is_over_on_the_clock_only_when_a_flag_fell():
     assert not sim.core.over()
     sim.run_to(5500)
     assert sim.core.over() and sim.core.overtime()
+
+
+def test_the_countdown_on_the_ms_the_simple_delay_ends():
+    # docs/backgammon.md, "Display": the delay left, then the bank, which
+    # starts to move only then: on the delay's last ms the countdown is 1 ms,
+    # on its end the whole bank, a ms later the bank less 1 ms
+    sim = make(["bank_s=600", "delay_s=15"])
+    sim.press(1000, BTN_B)  # A's move 1 from 1000: the delay ends at 16000
+    assert sim.core.left_ms(sim.t(15999)) == 1
+    assert sim.core.left_ms(sim.t(16000)) == 600000
+    assert sim.core.left_ms(sim.t(16001)) == 599999
+    assert shown(sim, 16001) == [599999, 600000]
+
+
+def test_a_clock_in_play_is_not_fresh_and_takes_no_restore():
+    # a restore is taken only on a fresh clock, before its first move (modes.py)
+    sim = make(["bank_s=600"])
+    assert sim.core.fresh()
+    sim.press(0, BTN_A)  # B's move 1
+    assert not sim.core.fresh()
+    assert not sim.core.restore((9, 0, 5000, 5000, 0, 0, 0, 0), sim.t(100))
+    assert sim.core.move == 1 and sim.core.player == 1 and sim.rec.of("resume") == []
+
+
+def test_a_snapshot_says_when_the_flag_fell():
+    sim = make(["bank_s=5", "delay_s=0"])
+    sim.press(0, BTN_A)
+    sim.run_to(4999)
+    assert sim.core.snapshot(sim.t(4999))[7] == 0
+    sim.run_to(5000)
+    assert sim.core.snapshot(sim.t(5000)) == (1, 1, 5000, 0, 0, 0, 0, 1)
