@@ -540,6 +540,7 @@ def test_a_snapshot_says_whether_time_is_stopped():
     assert sim.core.snapshot(sim.t(3500))[4] == 1
     sim.press(5000, BTN_A)  # A takes a break
     assert sim.core.breaks_used(0) == 1 and sim.core.snapshot(sim.t(6000))[4] == 1
+    assert sim.core.snapshot(sim.t(6000))[5:7] == (1, 0)  # breaks used by A, by B
     sim.press(7000, BTN_A)  # back early: time stays stopped
     assert sim.core.snapshot(sim.t(7000))[4] == 1
     sim.press(8000, BTN_A)  # A's press starts B's time again
@@ -592,3 +593,16 @@ def test_a_snapshot_says_when_the_flag_fell():
     assert sim.core.snapshot(sim.t(4999))[7] == 0
     sim.run_to(5000)
     assert sim.core.snapshot(sim.t(5000)) == (1, 1, 5000, 0, 0, 0, 0, 1)
+
+
+def test_during_a_break_by_b_the_other_display_shows_as_bank():
+    # docs/backgammon.md, "Breaks": the taker's display counts the break down,
+    # the other shows its bank
+    sim = make(["bank_s=600", "delay_s=0"])
+    sim.press(0, BTN_A)  # B's move 1
+    sim.press(10000, BTN_B)  # A's move 2
+    sim.press(30000, BTN_A)  # B's move 3
+    take_break(sim, 40000, BTN_B)  # B takes a break from 43000
+    assert shown(sim, 43000) == [580000, BREAK_MS]
+    assert shown(sim, 44000) == [580000, BREAK_MS - 1000]
+    assert sim.core.snapshot(sim.t(44000))[5:7] == (0, 1)
