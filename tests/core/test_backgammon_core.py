@@ -527,24 +527,34 @@ def test_a_restore_on_a_bank_run_out_is_the_flag_without_a_second_signal():
             assert shown(sim, 10000) == [0, 300000]
 
 
+def _stopped(sim, ms):
+    """The snapshot's paused value, checked against paused() (the host's views
+    read that: docs/backgammon.md)."""
+    paused = sim.core.snapshot(sim.t(ms))[4]
+    assert sim.core.paused() == (paused == 1)
+    return paused
+
+
 def test_a_snapshot_says_whether_time_is_stopped():
     # paused: 1 while PAUSE holds the time (6.1), during a break select and a
-    # break (2.3); 0 while a move runs and before the first move
+    # break (2.3); 0 while a move runs, before the first move and with the flag
     sim = make(["bank_s=600"])
-    assert sim.core.snapshot(sim.t(0))[4] == 0
+    assert _stopped(sim, 0) == 0
     sim.press(0, BTN_A)
-    assert sim.core.snapshot(sim.t(1000))[4] == 0
+    assert _stopped(sim, 1000) == 0
     sim.press(2000, BTN_PAUSE)
-    assert sim.core.snapshot(sim.t(2000))[4] == 1
+    assert _stopped(sim, 2000) == 1
     sim.press(3500, BTN_PAUSE | LONG)  # the break select
-    assert sim.core.snapshot(sim.t(3500))[4] == 1
+    assert _stopped(sim, 3500) == 1
     sim.press(5000, BTN_A)  # A takes a break
-    assert sim.core.breaks_used(0) == 1 and sim.core.snapshot(sim.t(6000))[4] == 1
+    assert sim.core.breaks_used(0) == 1 and _stopped(sim, 6000) == 1
     assert sim.core.snapshot(sim.t(6000))[5:7] == (1, 0)  # breaks used by A, by B
     sim.press(7000, BTN_A)  # back early: time stays stopped
-    assert sim.core.snapshot(sim.t(7000))[4] == 1
+    assert _stopped(sim, 7000) == 1
     sim.press(8000, BTN_A)  # A's press starts B's time again
-    assert sim.core.snapshot(sim.t(8000))[4] == 0
+    assert _stopped(sim, 8000) == 0
+    sim.run_to(8000 + 600000)  # B's bank runs out
+    assert sim.core.overtime() and _stopped(sim, 8000 + 600000) == 0
 
 
 def test_the_match_is_over_on_the_clock_only_when_a_flag_fell():
