@@ -37,6 +37,8 @@ MODULES = [
     ("core/timing", FW + "core/timing.py", ["tests/core", "tests/test_drivers.py"]),
     ("core/scrabble", FW + "core/scrabble.py", ["tests/core"]),
     ("core/duplicate", FW + "core/duplicate.py", ["tests/core"]),
+    # tests/test_backgammon.py (end to end, 23 s) is left out: the core file
+    # alone kills every mutant docs/mutants.md does not list as equivalent
     ("core/backgammon", FW + "core/backgammon.py",
      ["tests/core/test_backgammon_core.py"]),
     ("core/round", FW + "core/round.py",
