@@ -467,3 +467,152 @@ def test_snapshot_then_restore_is_the_same_game():
     assert flagged.core.overtime() and flagged.rec.of("expired") == []
     assert not make([]).core.restore((0, -1, 1, 1, 0, 0, 0, 0), 0)  # nothing had started
     assert not make([]).core.restore((1, 0, 1), 0)  # not a backgammon snapshot
+
+
+# -- restore: the snapshot's values, each on its bounds ------------------------
+def test_a_snapshot_names_each_players_bank():
+    # (move, player, bank_A, bank_B, paused, breaks_A, breaks_B, flag): the
+    # mover's bank live (without the unused delay), the other's as it stood
+    sim = make(["bank_s=600", "delay_s=10"])
+    sim.press(0, BTN_A)  # B's move 1
+    sim.press(30000, BTN_B)  # B used 30 s: 20 s off the bank; A's move 2
+    assert sim.core.snapshot(sim.t(45000)) == (2, 0, 595000, 580000, 0, 0, 0, 0)
+    sim.press(50000, BTN_A)  # A used 20 s: 10 s off; B's move 3
+    assert sim.core.snapshot(sim.t(50000)) == (3, 1, 590000, 580000, 0, 0, 0, 0)
+    assert sim.core.snapshot(sim.t(75000)) == (3, 1, 590000, 565000, 0, 0, 0, 0)
+
+
+def test_a_restore_from_the_first_move_on():
+    # a game restores from move 1 (the first move made); move 0 had not started
+    sim = make(["bank_s=600"])
+    assert sim.core.restore((1, 1, 600000, 590000, 0, 0, 0, 0), sim.t(0))
+    assert fields(sim.rec, "resume") == [{"player": 1, "move": 1, "bank_ms": 590000}]
+    sim = make(["bank_s=600"])
+    assert not sim.core.restore((0, 1, 600000, 590000, 0, 0, 0, 0), sim.t(0))
+    assert not sim.core.restore((1, 2, 600000, 590000, 0, 0, 0, 0), sim.t(0))
+    assert not sim.core.restore((1, -1, 600000, 590000, 0, 0, 0, 0), sim.t(0))
+    assert sim.rec.events == [] and sim.core.fresh()
+
+
+def test_a_restored_bank_is_never_below_zero():
+    for a, kept in ((-5, 0), (0, 0), (1, 1)):
+        sim = make(["bank_s=600"])
+        assert sim.core.restore((4, 1, a, 300000, 0, 0, 0, 0), sim.t(0))
+        assert sim.core.bank_left(sim.t(0), 0) == kept, a
+        assert shown(sim, 0)[0] == kept
+    for b, kept in ((-5, 0), (1, 1)):  # the mover's: 0 is the flag as it fell
+        sim = make(["bank_s=600"])
+        assert sim.core.restore((4, 1, 300000, b, 0, 0, 0, 0), sim.t(0))
+        assert sim.core.bank_left(sim.t(0), 1) == kept, b
+
+
+def test_a_restore_takes_the_breaks_used_within_two():
+    # rule 2.3: two breaks per player; a count outside 0..2 is taken as both used
+    for used, kept in ((-1, 2), (0, 0), (1, 1), (2, 2), (3, 2)):
+        sim = make(["bank_s=600"])
+        assert sim.core.restore((5, 0, 300000, 300000, 1, used, used, 0), sim.t(0))
+        assert (sim.core.breaks_used(0), sim.core.breaks_used(1)) == (kept, kept), used
+
+
+def test_a_restore_on_a_bank_run_out_is_the_flag_without_a_second_signal():
+    # the flag as it fell (no second long final signal): the snapshot's flag,
+    # or the mover's bank at 0 even without it; a bank of 1 ms still runs
+    for bank, flag, frozen in ((0, 0, True), (5000, 1, True), (0, 1, True), (1, 0, False)):
+        sim = make(["bank_s=600"])
+        assert sim.core.restore((6, 0, bank, 300000, 0, 0, 0, flag), sim.t(0))
+        assert sim.core.overtime() == frozen, (bank, flag)
+        sim.run_to(10000)
+        assert len(sim.rec.of("expired")) == (0 if frozen else 1), (bank, flag)
+        if frozen:
+            assert shown(sim, 10000) == [0, 300000]
+
+
+def _stopped(sim, ms):
+    """The snapshot's paused value, checked against paused() (the host's views
+    read that: docs/backgammon.md)."""
+    paused = sim.core.snapshot(sim.t(ms))[4]
+    assert sim.core.paused() == (paused == 1)
+    return paused
+
+
+def test_a_snapshot_says_whether_time_is_stopped():
+    # paused: 1 while PAUSE holds the time (6.1), during a break select and a
+    # break (2.3); 0 while a move runs, before the first move and with the flag
+    sim = make(["bank_s=600"])
+    assert _stopped(sim, 0) == 0
+    sim.press(0, BTN_A)
+    assert _stopped(sim, 1000) == 0
+    sim.press(2000, BTN_PAUSE)
+    assert _stopped(sim, 2000) == 1
+    sim.press(3500, BTN_PAUSE | LONG)  # the break select
+    assert _stopped(sim, 3500) == 1
+    sim.press(5000, BTN_A)  # A takes a break
+    assert sim.core.breaks_used(0) == 1 and _stopped(sim, 6000) == 1
+    assert sim.core.snapshot(sim.t(6000))[5:7] == (1, 0)  # breaks used by A, by B
+    sim.press(7000, BTN_A)  # back early: time stays stopped
+    assert _stopped(sim, 7000) == 1
+    sim.press(8000, BTN_A)  # A's press starts B's time again
+    assert _stopped(sim, 8000) == 0
+    sim.run_to(700000)  # B's bank and delay run out
+    assert sim.core.overtime() and _stopped(sim, 700000) == 0
+
+
+def test_the_match_is_over_on_the_clock_only_when_a_flag_fell():
+    # over(): the clock takes new settings (the host's K frame) only while no
+    # game runs, and a game decided by the flag has ended (docs/protocol.md)
+    sim = make(["bank_s=5", "delay_s=0"])
+    assert not sim.core.over()
+    sim.press(0, BTN_A)  # B's move 1: 5 s of bank
+    sim.run_to(3999)
+    assert not sim.core.over()
+    sim.press(4000, BTN_PAUSE)  # 1 s left
+    assert not sim.core.over()
+    sim.press(4500, BTN_A)  # A's press: B's time again
+    sim.run_to(5499)
+    assert not sim.core.over()
+    sim.run_to(5500)
+    assert sim.core.over() and sim.core.overtime()
+
+
+def test_the_countdown_on_the_ms_the_simple_delay_ends():
+    # docs/backgammon.md, "Display": the delay left, then the bank, which
+    # starts to move only then: on the delay's last ms the countdown is 1 ms,
+    # on its end the whole bank, a ms later the bank less 1 ms
+    sim = make(["bank_s=600", "delay_s=15"])
+    sim.press(1000, BTN_B)  # A's move 1 from 1000: the delay ends at 16000
+    assert sim.core.left_ms(sim.t(15999)) == 1
+    assert sim.core.left_ms(sim.t(16000)) == 600000
+    assert sim.core.left_ms(sim.t(16001)) == 599999
+    assert shown(sim, 16001) == [599999, 600000]
+
+
+def test_a_clock_in_play_is_not_fresh_and_takes_no_restore():
+    # a restore is taken only on a fresh clock, before its first move (modes.py)
+    sim = make(["bank_s=600"])
+    assert sim.core.fresh()
+    sim.press(0, BTN_A)  # B's move 1
+    assert not sim.core.fresh()
+    assert not sim.core.restore((9, 0, 5000, 5000, 0, 0, 0, 0), sim.t(100))
+    assert sim.core.move == 1 and sim.core.player == 1 and sim.rec.of("resume") == []
+
+
+def test_a_snapshot_says_when_the_flag_fell():
+    sim = make(["bank_s=5", "delay_s=0"])
+    sim.press(0, BTN_A)
+    sim.run_to(4999)
+    assert sim.core.snapshot(sim.t(4999))[7] == 0
+    sim.run_to(5000)
+    assert sim.core.snapshot(sim.t(5000)) == (1, 1, 5000, 0, 0, 0, 0, 1)
+
+
+def test_during_a_break_by_b_the_other_display_shows_as_bank():
+    # docs/backgammon.md, "Breaks": the taker's display counts the break down,
+    # the other shows its bank
+    sim = make(["bank_s=600", "delay_s=0"])
+    sim.press(0, BTN_A)  # B's move 1
+    sim.press(10000, BTN_B)  # A's move 2
+    sim.press(30000, BTN_A)  # B's move 3
+    take_break(sim, 40000, BTN_B)  # B takes a break from 43000
+    assert shown(sim, 43000) == [580000, BREAK_MS]
+    assert shown(sim, 44000) == [580000, BREAK_MS - 1000]
+    assert sim.core.snapshot(sim.t(44000))[5:7] == (0, 1)

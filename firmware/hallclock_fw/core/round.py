@@ -136,9 +136,8 @@ class Round:
             self.ten_due = False
             self._emit(EV_GONG, now, GONG_TEN, move, 0, 0)
         if self.end_due and ticks_diff(now, self.end_at) >= 0:
-            self.end_due = False
             self._emit(EV_GONG, now, GONG_END, move, 0, 0)
-            self._end_reached(now, move)
+            self._end_reached(now, move)  # no longer due from here on
 
     def _end_reached(self, now, move):
         # 16.3: the move in progress is the one the players circle.
