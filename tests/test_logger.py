@@ -334,17 +334,24 @@ def test_a_run_without_linger_ends_at_once(tmp_path, clock):
 def test_ended_sessions_do_not_end_a_run_without_exit_on_end(tmp_path, clock):
     lg, _log = make(tmp_path, clock, [10, 11])
     lg.links[0].is_ended = True
+    assert not lg.all_ended()
+    lg.links[1].is_ended = True
+    assert lg.all_ended()
     calls = []
 
     def stop():
         calls.append(1)
         return len(calls) == 4
-    assert not lg.all_ended()
     assert lg.run(stop=stop) is False
     assert len(calls) == 4 and len(lg.selector.timeouts) == 4
-    lg.links[1].is_ended = True
-    assert lg.all_ended()
-    assert lg.ports[0].closed == 1
+    assert lg.ports[0].closed == 1 and lg.ports[0].drained == 0
+
+
+def test_a_logger_resets_no_board_unless_asked(tmp_path):
+    """--reset (docs/contract.md): an EN pulse on the first open only when asked;
+    by default the game on the board goes on."""
+    assert Logger(["/dev/ttyX"], str(tmp_path / "a.jsonl")).ports[0].reset is False
+    assert Logger(["/dev/ttyX"], str(tmp_path / "b.jsonl"), reset=True).ports[0].reset is True
 
 
 def test_a_run_ends_once_more_than_max_s_passed(tmp_path, clock):
@@ -389,6 +396,19 @@ def test_lingering_answers_until_the_line_is_quiet_for_linger_s(tmp_path, clock)
     lg._linger()
     assert lg.links[0].fed == [b"end again"]
     assert start + 1.0 + LINGER_S - 0.001 <= clock.now < start + 1.0 + LINGER_S + 0.021
+
+
+def test_lingering_ends_when_the_line_has_been_quiet_exactly_linger_s(tmp_path, clock):
+    lg, _log = make(tmp_path, clock, [10])
+    start = clock.now
+
+    def select(timeout):
+        lg.selector.timeouts.append(timeout)
+        clock.now = start + LINGER_S  # quiet for exactly LINGER_S
+        return []
+    lg.selector.select = select
+    lg._linger()
+    assert lg.selector.timeouts == [0.02]
 
 
 def test_lingering_stops_after_linger_max_s_however_busy_the_line(tmp_path, clock):
