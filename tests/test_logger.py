@@ -78,9 +78,11 @@ class Selector:
 
 
 class FakePort:
-    def __init__(self, fd, path="/dev/ttyX"):
+    def __init__(self, fd, retry_s=0.5, reset=False):
         self.fd = fd
-        self.path = path
+        self.path = "/dev/fake%s" % fd
+        self.retry_s = retry_s
+        self.reset = reset
         self.ser = object() if fd is not None else None
         self.state = "connected" if fd is not None else "lost"
         self.incoming = []
@@ -97,6 +99,9 @@ class FakePort:
     def read(self, ready=False):
         self.reads.append(ready)
         return self.incoming.pop(0) if self.incoming and ready else b""
+
+    def write(self, data):
+        raise AssertionError("the fake links write nothing")
 
     def flush_out(self):
         self.flushes += 1
@@ -168,16 +173,18 @@ def clock(monkeypatch):
     return c
 
 
-def make(tmp_path, clock, fds):
-    """A Logger over fake ports (an fd, or None for a lost port)."""
-    lg = Logger([], str(tmp_path / "log.jsonl"))
+def make(tmp_path, clock, fds, **kw):
+    """A Logger over fake ports (each named by its fd, or None for a lost port)."""
+    orig = logger_mod.Port
+    logger_mod.Port = FakePort
+    try:
+        lg = Logger(fds, str(tmp_path / "log.jsonl"), **kw)
+    finally:
+        logger_mod.Port = orig
     lg.writer.close()
     log = []
     lg.writer = Writer(str(tmp_path / "log.jsonl"), log)
-    lg.ports = [FakePort(fd) for fd in fds]
     lg.links = [FakeLink(log) for _ in fds]
-    for port in lg.ports:
-        port.on_change = lg._port_changed
     lg.selector = Selector(clock)
     lg.said = []
     lg.say = lg.said.append
@@ -347,11 +354,14 @@ def test_ended_sessions_do_not_end_a_run_without_exit_on_end(tmp_path, clock):
     assert lg.ports[0].closed == 1 and lg.ports[0].drained == 0
 
 
-def test_a_logger_resets_no_board_unless_asked(tmp_path):
-    """--reset (docs/contract.md): an EN pulse on the first open only when asked;
-    by default the game on the board goes on."""
-    assert Logger(["/dev/ttyX"], str(tmp_path / "a.jsonl")).ports[0].reset is False
-    assert Logger(["/dev/ttyX"], str(tmp_path / "b.jsonl"), reset=True).ports[0].reset is True
+def test_a_logger_resets_no_board_unless_asked_and_reopens_every_half_second(tmp_path, clock):
+    """--reset (docs/contract.md): an EN pulse on the first open only when asked,
+    by default the game on the board goes on; a lost port is tried again every
+    0.5 s (docs/protocol.md)."""
+    lg, _log = make(tmp_path, clock, [10])
+    assert lg.ports[0].reset is False and lg.ports[0].retry_s == 0.5
+    lg, _log = make(tmp_path, clock, [10], reset=True, retry_s=2.0)
+    assert lg.ports[0].reset is True and lg.ports[0].retry_s == 2.0
 
 
 def test_a_run_ends_once_more_than_max_s_passed(tmp_path, clock):
