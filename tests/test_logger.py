@@ -495,3 +495,18 @@ def test_many_ports_raise_the_open_file_limit(nofile):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          timeout=60)
     assert out.stdout.strip() == "(%d, %d)" % (want - 5, want - 5), out.stderr
+
+
+def test_a_limit_that_cannot_be_raised_is_no_failure(monkeypatch, nofile):
+    """The logger goes on with the open-file limit it has (a port more than it
+    allows fails to open: bad input naming the port, from Port.open)."""
+    soft, hard = nofile
+    want = 6 * 10 + 64
+    if soft == resource.RLIM_INFINITY or soft >= want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want - 1, hard))
+    for exc in (ValueError("not allowed"), OSError(1, "Operation not permitted")):
+        def refuse(which, limits, exc=exc):
+            raise exc
+        monkeypatch.setattr(resource, "setrlimit", refuse)
+        _enough_fds(10)  # no exception
+        monkeypatch.undo()
