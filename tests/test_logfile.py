@@ -181,6 +181,8 @@ def test_looks_like_log_reads_the_first_line(tmp_path):
     assert looks_like_log(str(p))
     p.write_bytes(line(rec(pad="x" * (MAX_LOG_LINE - len(short) + 1))) + b"\n")
     assert not looks_like_log(str(p))
+    p.write_bytes(exact + b"x\n")  # a record of 64 KiB and more on its line: not a record
+    assert not looks_like_log(str(p))
 
 
 def test_only_a_hallclock_log_is_appended_to(tmp_path):
@@ -267,6 +269,8 @@ def test_the_resume_index_of_a_log(tmp_path):
     assert w.last_seq("t1", "s1") == 3  # the highest seq, whatever the order
     assert w.last_t_ms("t1", "s1") == 50  # the t_ms of the last record read
     assert w.last_seq("t1", "nope") == 0 and w.last_t_ms("t1", "nope") == 0
+    assert w.last_seq("t2", "sA") == 1 and w.last_t_ms("t2", "sA") == 4
+    assert w.durable_seq("t2", "sA") == 1
     assert w.durable_seq("t1", "s1") == 3 and w.durable_seq("t9", "s1") == 0
     assert w.latest == {"t1": "s1", "t2": "sA", "t3": "s4"}
     assert w.has_end("t2", "s9") and not w.has_end("t3", "s3") and not w.has_end("t1", "s1")
@@ -314,7 +318,7 @@ def test_the_file_is_made_by_the_first_record_and_only_appended_to(tmp_path):
     assert w.durable_seq("t1", "s") == 0  # ... but it is not on disk: no ack for it
     assert w.flush() == 1 and w.count == 1 and w.flushes == 1 and w.held() == 0
     assert w.durable_seq("t1", "s") == 1
-    assert records_of(p) == [r] and r["host_time"] == "kept"
+    assert p.read_bytes() == line(r) + b"\n" and r["host_time"] == "kept"
     assert oct(os.stat(p).st_mode & 0o777) == "0o644"
     w.add(rec(seq=2, session="s"))
     w.add(rec(seq=3, session="s"))
@@ -481,3 +485,28 @@ def test_the_host_holds_up_to_max_held_records_then_leaves_events_with_the_clock
     assert not w.accepting()
     del w.pending[:]
     w.close()
+
+
+def test_a_record_is_written_as_utf_8(tmp_path):
+    """docs/contract.md: one JSON object per line, UTF-8 (names as they are,
+    not escaped)."""
+    p = tmp_path / "log.jsonl"
+    w = LogWriter(p)
+    w.write(rec(clock="stůl-1", session="s"))
+    w.close()
+    assert "stůl-1".encode() in p.read_bytes()
+    assert records_of(p)[0]["clock"] == "stůl-1"
+
+
+def test_a_torn_line_that_cannot_be_cut_off_is_bad_input(tmp_path, monkeypatch):
+    p = tmp_path / "log.jsonl"
+    p.write_bytes(line(rec()) + b"\n" + b'{"clock": "t1", "se')
+    real_open = open
+
+    def read_only(path, mode="r", *args, **kw):
+        if mode == "rb+":
+            raise PermissionError(13, "Permission denied")
+        return real_open(path, mode, *args, **kw)
+    monkeypatch.setattr(logfile, "open", read_only, raising=False)
+    with pytest.raises(BadInput, match=r"cannot repair the log's last line \(Permission denied\)"):
+        LogWriter(p)
