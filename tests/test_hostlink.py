@@ -410,3 +410,37 @@ def test_a_round_event_tags_the_log_and_a_restarted_host_goes_on(tmp_path):
     host2.feed(hello() + ev(4))
     assert stored(host2)[-1]["round"] == 5
     assert json.loads(open(host2.writer.path).read().splitlines()[-1])["seq"] == 4
+
+
+def test_a_session_that_began_after_an_end_is_restored_from_its_own_events_only(tmp_path):
+    """The snapshot sent before (a power loss's restore) counts only for the
+    session it was sent to: a game begun after an end starts afresh."""
+    old_game(tmp_path)
+    host, sent, _ = host_at(tmp_path, restore=restorer([]))
+    host.feed(hello(NEW) + boot(sid=NEW) + ev(2, EV_END, sid=NEW))  # restored, then ended
+    third = "0000cccc"
+    host.feed(hello(third) + boot(sid=third))  # after an end: no power loss
+    assert host.power_losses == 1
+    host.writer.close()
+    calls = []
+    host, sent, _ = host_at(tmp_path, restore=restorer(calls))
+    host.feed(hello("0000dddd"))
+    assert host.power_losses == 1
+    assert calls == [([1], None)]  # the third session was sent nothing
+
+
+def test_each_session_waiting_for_its_restore_gets_it_whatever_the_others_do(tmp_path):
+    old_game(tmp_path)
+    host, sent, clock = host_at(tmp_path, restore=restorer([]))
+    S = protocol.restore("scrabble", SETTINGS, *VALUES)
+    host.feed(hello(NEW) + boot(sid=NEW))  # t = 100: the first of NEW's five
+    clock.now = 102.0
+    second = "0000cccc"
+    host.feed(hello(second))  # NEW's second, and the first of this one's five
+    assert host.power_losses == 2 and sent.count(S) == 3
+    for t in (104.0, 106.0, 108.0, 110.0):
+        clock.now = t
+        host.poll()
+    # NEW: 100, 102, 104, 106, 108 (five); the second: 102 ... 110 (five)
+    assert sent.count(S) == 10
+    assert host.sessions[NEW].restore is None and host.sessions[second].restore_tries == 5
