@@ -444,3 +444,15 @@ def test_each_session_waiting_for_its_restore_gets_it_whatever_the_others_do(tmp
     # NEW: 100, 102, 104, 106, 108 (five); the second: 102 ... 110 (five)
     assert sent.count(S) == 10
     assert host.sessions[NEW].restore is None and host.sessions[second].restore_tries == 5
+
+
+def test_an_old_session_heard_after_its_power_loss_is_acked_only_its_own_events(tmp_path):
+    """The power_loss record carries the old session's next seq, but it is the
+    host's record, not one of the clock's events: an ack covers only events the
+    clock sent and the host stored."""
+    host, sent, _ = host_at(tmp_path)
+    host.feed(hello(OLD) + boot(sid=OLD) + ev(2, sid=OLD))
+    host.feed(hello(NEW))
+    assert host.power_losses == 1 and host.writer.durable_seq("t1", OLD) == 3
+    host.feed(hello(OLD))  # a late line of the old session
+    assert sent[-1] == protocol.ack(OLD, 2)
