@@ -456,3 +456,24 @@ def test_an_old_session_heard_after_its_power_loss_is_acked_only_its_own_events(
     assert host.power_losses == 1 and host.writer.durable_seq("t1", OLD) == 3
     host.feed(hello(OLD))  # a late line of the old session
     assert sent[-1] == protocol.ack(OLD, 2)
+
+
+def test_a_gap_found_in_a_pass_of_several_frames_reaches_the_live_view(tmp_path):
+    """The logger feeds every port, then flushes once: the gap record is heard
+    with the events that came with it, each once, in order."""
+    host, sent, _ = host_at(tmp_path)
+    heard = []
+    host.on_record = heard.append
+    host.feed(hello() + boot() + ev(2) + protocol.gap(SID, 5) + ev(5), flush=False)
+    host.writer.flush()
+    host.send_acks()
+    assert [(r["event"], r["seq"]) for r in heard] == [
+        ("boot", 1), ("turn", 2), ("gap", 3), ("turn", 5)]
+    assert sent[-1] == protocol.ack(SID, 5)
+
+
+def test_what_the_host_says_goes_to_stderr_as_hallclock_lines(tmp_path, capsys):
+    host = HostLink(LogWriter(str(tmp_path / "log.jsonl")), lambda frame: None)
+    host.feed(protocol.frame(("H %s t1 scrabble v 3" % SID).encode()))
+    err = capsys.readouterr().err
+    assert err.startswith("hallclock: port: clock t1 speaks protocol 3") and err.count("\n") == 1
