@@ -1,0 +1,512 @@
+"""The JSON Lines game log in one process (hallclock.link.logfile): what a
+line must hold to be a record (docs/contract.md, "Log files read"), the
+resume index a restarted logger goes on from, "appended and fsync'd, never
+overwritten" (a log is only appended to if it is a hallclock log; a torn last
+line is cut off), and a full disk: nothing stored by halves, nothing
+acknowledged that is not on disk, every held record stored once when there is
+room again.  Every threshold on both sides and on its exact value."""
+import errno
+import json
+import os
+from datetime import datetime, timezone
+
+import pytest
+
+from hallclock.errors import BadInput
+from hallclock.link import logfile
+from hallclock.link.logfile import (MAX_HELD, MAX_LOG_LINE, RETRY_FULL_S, T_MAX, T_MIN,
+                                    JsonlTail, LogWriter, check_appendable, host_time,
+                                    looks_like_log, parse_line, read_records, record_error,
+                                    scan)
+
+BASE = {"clock": "t1", "seq": 1, "t_ms": 0, "event": "pause"}
+
+
+def rec(**fields):
+    r = dict(BASE)
+    for k, v in fields.items():
+        if v is _DROP:
+            del r[k]
+        else:
+            r[k] = v
+    return r
+
+
+_DROP = object()
+
+
+def line(record):
+    return json.dumps(record).encode()
+
+
+# -- what a record is (docs/contract.md, "Log files read") ---------------------
+def test_a_record_is_an_object_with_a_clock_an_event_and_whole_seq_and_t_ms():
+    assert record_error(rec()) is None
+    assert record_error([BASE]) == "not a JSON object"
+    assert record_error("turn") == "not a JSON object"
+    assert record_error(rec(clock="")) == "no clock name"
+    assert record_error(rec(clock=7)) == "no clock name"
+    assert record_error(rec(clock=_DROP)) == "no clock name"
+    assert record_error(rec(event=3)) == "no event name"
+    assert record_error(rec(event=_DROP)) == "no event name"
+    assert record_error(rec(event="")) is None  # a string, even empty, names the event
+
+
+@pytest.mark.parametrize("seq, ok", [(-1, False), (0, True), (1, True), (1 << 53, True),
+                                     ((1 << 53) + 1, False), (True, False), (1.0, False),
+                                     ("1", False), (None, False)])
+def test_seq_is_a_whole_number_from_0_to_2_to_the_53(seq, ok):
+    assert (record_error(rec(seq=seq)) is None) == ok
+    if not ok:
+        assert record_error(rec(seq=seq)) == "seq is not a whole number"
+
+
+@pytest.mark.parametrize("t, ok", [(T_MIN - 1, False), (T_MIN, True), (T_MIN + 1, True), (0, True),
+                                   (T_MAX - 1, True), (T_MAX, True), (T_MAX + 1, False),
+                                   (False, False), (0.5, False)])
+def test_t_ms_is_a_ticks_diff_value(t, ok):
+    """A record's t_ms outside -2**29 .. 2**29-1 is not a record (docs/contract.md)."""
+    assert T_MIN == -(1 << 29) and T_MAX == (1 << 29) - 1
+    assert (record_error(rec(t_ms=t)) is None) == ok
+
+
+def test_session_and_host_time():
+    assert record_error(rec(session="0000abcd")) is None
+    assert record_error(rec(session=12)) is None  # a referee's or an old log's number
+    for bad in (True, False, None, [1], 1.5):
+        assert record_error(rec(session=bad)) == "session is not a string"
+    assert record_error(rec(host_time="2026-12-01T00:00:00.000Z")) is None
+    assert record_error(rec(host_time=5)) == "host_time is not a string"
+
+
+@pytest.mark.parametrize("key", logfile._INT_FIELDS)
+def test_the_number_fields_hold_ticks_diff_values(key):
+    assert record_error(rec(**{key: None})) is None
+    for ok in (T_MIN, 0, T_MAX):
+        assert record_error(rec(**{key: ok})) is None
+    for bad in (T_MIN - 1, T_MAX + 1, "3", 2.0, True):
+        assert record_error(rec(**{key: bad})) == \
+            f"{key} is not a whole number within the clock's range"
+
+
+def test_player_and_names_and_settings():
+    for ok in (None, "A", "B"):
+        assert record_error(rec(player=ok)) is None
+    for bad in ("C", "a", 0, ""):
+        assert record_error(rec(player=bad)) == "player is not A, B or null"
+    for key in ("kind", "step", "what", "mode"):
+        assert record_error(rec(**{key: "x"})) is None
+        assert record_error(rec(**{key: 2})) is None
+        assert record_error(rec(**{key: None})) is None
+        assert record_error(rec(**{key: ["x"]})) == f"{key} is not a name"
+        assert record_error(rec(**{key: 1.5})) == f"{key} is not a name"
+    assert record_error(rec(settings={"move_s": 120})) is None
+    assert record_error(rec(settings="move_s=120")) == "settings is not an object"
+
+
+def test_missing_is_first_and_last_seq():
+    for ok in ([0, 0], [3, 7], [1 << 53, 1 << 53]):
+        assert record_error(rec(event="gap", missing=ok)) is None
+    for bad in ([3], [3, 4, 5], (3, 4), [-1, 4], [3, (1 << 53) + 1], [3, "4"], "3-4"):
+        assert record_error(rec(event="gap", missing=bad)) == "missing is not [first, last]"
+
+
+def test_strict_asks_for_the_fields_an_event_cannot_be_read_without():
+    """report (strict): a turn needs its player and move, a press also used_ms, ...
+    A resumed log (not strict) needs only the common fields; events not in the
+    contract need only those too."""
+    turn = rec(event="turn", player="A", move=1)
+    assert record_error(turn, strict=True) is None
+    no_move = rec(event="turn", player="A")
+    assert record_error(no_move) is None
+    assert record_error(no_move, strict=True) == "a turn without its move"
+    press = rec(event="press", player="B", move=2)
+    assert record_error(press, strict=True) == "a press without its used_ms"
+    assert record_error(rec(event="newer_event"), strict=True) is None
+    assert record_error(rec(event="gap"), strict=True) == "a gap without its missing"
+
+
+# -- lines and files -------------------------------------------------------------
+def test_a_line_of_at_most_64_kib_may_be_a_record():
+    """A record is a few hundred bytes; a line longer than MAX_LOG_LINE is not
+    parsed at all."""
+    assert MAX_LOG_LINE == 1 << 16
+    short = line(rec(pad=""))
+    exact = line(rec(pad="x" * (MAX_LOG_LINE - len(short))))
+    assert len(exact) == MAX_LOG_LINE
+    assert parse_line(exact) == (json.loads(exact), None)
+    over = line(rec(pad="x" * (MAX_LOG_LINE - len(short) + 1)))
+    assert parse_line(over) == (None, f"a line of {MAX_LOG_LINE + 1} bytes")
+
+
+def test_a_line_that_is_not_json_says_why():
+    assert parse_line(b"{not json") == (None, "not JSON")
+    assert parse_line(b"\xff\xfe{}") == (None, "not JSON")
+    assert parse_line(b"[" * 30000 + b"]" * 30000) == (None, "nested too deep")
+    assert parse_line(line(rec(clock=""))) == (None, "no clock name")
+    assert parse_line(line(rec(event="press")), strict=True) == \
+        (None, "a press without its player")
+    assert parse_line(line(rec(event="press")))[1] is None
+
+
+def test_scan_gives_records_and_the_numbered_lines_skipped(tmp_path):
+    p = tmp_path / "log.jsonl"
+    p.write_bytes(line(rec(seq=1)) + b"\n\n  \n" + b"junk\n" + line(rec(seq=2)) + b"\n"
+                  + line(rec(event="press")) + b"\n" + b'{"clock": "t1", "se')
+    records, skipped = scan(str(p))
+    assert [r["seq"] for r in records] == [1, 2, 1]
+    assert skipped == [(4, "not JSON"), (7, "not JSON")]  # blank lines are not counted
+    records, skipped = scan(str(p), strict=True)
+    assert [r["seq"] for r in records] == [1, 2]
+    assert skipped == [(4, "not JSON"), (6, "a press without its player"), (7, "not JSON")]
+    assert [r["seq"] for r in read_records(str(p))] == [1, 2, 1]
+    assert read_records(str(tmp_path / "none.jsonl")) == []
+    with pytest.raises(OSError):
+        read_records(str(tmp_path))  # a folder: the caller's
+
+
+def test_looks_like_log_reads_the_first_line(tmp_path):
+    p = tmp_path / "a.jsonl"
+    p.write_bytes(line(rec()) + b"\nnot json\n")
+    assert looks_like_log(str(p))
+    p.write_bytes(b"not json\n" + line(rec()) + b"\n")
+    assert not looks_like_log(str(p))
+    p.write_bytes(b"")
+    assert not looks_like_log(str(p))
+    assert not looks_like_log(str(tmp_path / "missing"))
+    assert not looks_like_log(str(tmp_path))
+    short = line(rec(pad=""))
+    exact = line(rec(pad="x" * (MAX_LOG_LINE - len(short))))
+    p.write_bytes(exact + b"\n")
+    assert looks_like_log(str(p))
+    p.write_bytes(line(rec(pad="x" * (MAX_LOG_LINE - len(short) + 1))) + b"\n")
+    assert not looks_like_log(str(p))
+    p.write_bytes(exact + b"x\n")  # a record of 64 KiB and more on its line: not a record
+    assert not looks_like_log(str(p))
+
+
+def test_only_a_hallclock_log_is_appended_to(tmp_path):
+    """docs/contract.md, "Nothing written over": log appends to an existing
+    --out only if every whole line is a record; a last line cut short by a
+    crash (it begins as our records do) is cut off; otherwise bad input naming
+    the file and the first line that is not a record."""
+    p = tmp_path / "log.jsonl"
+    check_appendable(str(tmp_path / "new.jsonl"))  # not there yet: fine
+    p.write_bytes(b"")
+    check_appendable(str(p))
+    good = line(rec()) + b"\n"
+    p.write_bytes(good + b"\n" + good)
+    check_appendable(str(p))
+    p.write_bytes(good + b'{"clock": "t1", "seq": 2, "t_')
+    check_appendable(str(p))  # a torn record: cut off on resume
+    p.write_bytes(good + b"hello")
+    with pytest.raises(BadInput, match=r"log.jsonl: not a hallclock log \(line 2 is not"):
+        check_appendable(str(p))
+    p.write_bytes(good + b"\n" + b"hello\n" + good)
+    with pytest.raises(BadInput, match=r"\(line 3 is not a log record: not JSON\)"):
+        check_appendable(str(p))
+    p.write_bytes(good + line(rec(seq=-1)) + b"\n")
+    with pytest.raises(BadInput, match=r"\(line 2 is not a log record: seq is not a whole"):
+        check_appendable(str(p))
+    with pytest.raises(BadInput, match="is a folder; give the log's file name"):
+        check_appendable(str(tmp_path))
+    with pytest.raises(BadInput, match="cannot read the log to resume it"):
+        check_appendable(str(p / "below-a-file"))
+
+
+# -- the tail of a growing file ---------------------------------------------------
+def test_a_tail_gives_completed_lines_once_and_starts_again_when_replaced(tmp_path):
+    p = tmp_path / "t.jsonl"
+    t = JsonlTail(str(p))
+    assert not t.exists() and t.read() == ([], False)
+    p.write_bytes(b'{"a": 1}\n{"b"')
+    assert t.exists()
+    assert t.read() == ([{"a": 1}], False)
+    assert t.read() == ([], False)  # nothing new
+    with open(p, "ab") as f:
+        f.write(b': 2}\n\n[1]\nnot json\n' + b"[" * 100000 + b"\n" + b'{"c": 3}\n')
+    assert t.read() == ([{"b": 2}, {"c": 3}], False)
+    p.write_bytes(b'{"d": 4}\n')  # shorter than what was read: replaced
+    assert t.read() == ([{"d": 4}], True)
+    assert t.read() == ([], False)
+    p.write_bytes(b"")
+    assert t.read() == ([], True)  # emptied: replaced, nothing in it
+
+
+# -- host_time ------------------------------------------------------------------
+def test_host_time_is_utc_iso_8601_to_the_ms():
+    import time
+    before = int(time.time() * 1000)
+    text = host_time()
+    after = int(time.time() * 1000)
+    assert len(text) == 24 and text.endswith("Z") and text[10] == "T" and text[19] == "."
+    when = datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+    ms = round(when.timestamp() * 1000)
+    assert before <= ms <= after
+    assert host_time() >= text
+
+
+# -- the writer: resume index, append, tail repair ------------------------------------
+def records_of(path):
+    return [json.loads(x) for x in open(path, "rb").read().splitlines() if x.strip()]
+
+
+def test_the_resume_index_of_a_log(tmp_path):
+    p = tmp_path / "log.jsonl"
+    rows = [
+        {"clock": "t1", "seq": 1, "t_ms": 0, "event": "boot", "mode": "scrabble", "session": "s1"},
+        {"clock": "t1", "seq": 3, "t_ms": 70, "event": "turn", "session": "s1", "round": 2},
+        {"clock": "t1", "seq": 2, "t_ms": 50, "event": "turn", "session": "s1", "round": 2},
+        {"clock": "t2", "seq": 1, "t_ms": 9, "event": "end", "session": "s9"},
+        {"clock": "t2", "seq": 1, "t_ms": 4, "event": "boot", "session": "sA", "round": 5},
+        {"clock": "t3", "seq": 4, "t_ms": 8, "event": "power_loss", "session": "s3",
+         "round": 1},
+        {"clock": "t3", "seq": 1, "t_ms": 1, "event": "boot", "session": "s4", "round": 1},
+        {"clock": "t3", "seq": 2, "t_ms": 2, "event": "end", "session": "s4", "round": 1},
+    ]
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    w = LogWriter(p)
+    assert w.last_seq("t1", "s1") == 3  # the highest seq, whatever the order
+    assert w.last_t_ms("t1", "s1") == 50  # the t_ms of the last record read
+    assert w.last_seq("t1", "nope") == 0 and w.last_t_ms("t1", "nope") == 0
+    assert w.last_seq("t2", "sA") == 1 and w.last_t_ms("t2", "sA") == 4
+    assert w.durable_seq("t2", "sA") == 1
+    assert w.durable_seq("t1", "s1") == 3 and w.durable_seq("t9", "s1") == 0
+    assert w.latest == {"t1": "s1", "t2": "sA", "t3": "s4"}
+    assert w.has_end("t2", "s9") and not w.has_end("t3", "s3") and not w.has_end("t1", "s1")
+    assert w.is_closed("t2", "s9") and w.is_closed("t3", "s3") and w.is_closed("t3", "s4")
+    assert not w.is_closed("t1", "s1") and not w.is_closed("t2", "sA")
+    # a restarted logger goes on tagging the round ... until the game's end
+    assert w.rounds == {("t1", "s1"): 2, ("t2", "sA"): 5, ("t3", "s3"): 1}
+    assert w.count == 0 and w.held() == 0 and w.accepting()
+    w.close()
+
+
+def test_a_torn_last_line_is_cut_off_and_the_rest_kept(tmp_path):
+    p = tmp_path / "log.jsonl"
+    good = line(rec(session="s")) + b"\n" + line(rec(seq=2, session="s")) + b"\n"
+    p.write_bytes(good + b'{"clock": "t1", "seq": 3, "t_')
+    w = LogWriter(p)
+    assert p.read_bytes() == good and w.last_seq("t1", "s") == 2
+    w.write(rec(seq=3, session="s"))
+    assert [r["seq"] for r in records_of(p)] == [1, 2, 3]
+    w.close()
+    p.write_bytes(b'{"clock": "t1"')  # nothing but a torn line
+    LogWriter(p).close()
+    assert p.read_bytes() == b""
+    p.write_bytes(good)
+    LogWriter(p).close()
+    assert p.read_bytes() == good  # whole lines: untouched
+
+
+def test_a_log_that_is_not_ours_or_cannot_be_read_is_bad_input(tmp_path):
+    p = tmp_path / "notes.txt"
+    p.write_bytes(b"shopping list\n")
+    with pytest.raises(BadInput, match="not a hallclock log"):
+        LogWriter(p)
+    assert p.read_bytes() == b"shopping list\n"  # never overwritten
+
+
+def test_the_file_is_made_by_the_first_record_and_only_appended_to(tmp_path):
+    p = tmp_path / "log.jsonl"
+    w = LogWriter(p)
+    assert w.flush() == 0 and not p.exists()  # nothing queued: no file
+    r = rec(session="s", host_time="kept")
+    w.add(r)
+    assert w.held() == 1 and not p.exists()
+    assert w.last_seq("t1", "s") == 1  # the links go on from a queued record at once
+    assert w.durable_seq("t1", "s") == 0  # ... but it is not on disk: no ack for it
+    assert w.flush() == 1 and w.count == 1 and w.flushes == 1 and w.held() == 0
+    assert w.durable_seq("t1", "s") == 1
+    assert p.read_bytes() == line(r) + b"\n" and r["host_time"] == "kept"
+    assert oct(os.stat(p).st_mode & 0o777) == "0o644"
+    w.add(rec(seq=2, session="s"))
+    w.add(rec(seq=3, session="s"))
+    assert w.flush() == 2 and w.count == 3 and w.flushes == 2
+    assert w.durable_seq("t1", "s") == 3
+    got = records_of(p)
+    assert [x["seq"] for x in got] == [1, 2, 3] and "host_time" in got[2]
+    w.close()
+    w.close()  # twice: harmless
+    w2 = LogWriter(p)
+    w2.write(rec(seq=4, session="s"))
+    assert [x["seq"] for x in records_of(p)] == [1, 2, 3, 4]
+    w2.close()
+
+
+def test_session_records_include_what_waits_for_the_disk(tmp_path):
+    p = tmp_path / "log.jsonl"
+    w = LogWriter(p)
+    w.write(rec(session="s"))
+    w.write(rec(clock="t2", session="s"))
+    w.write(rec(session="x"))
+    w.add(rec(seq=2, session="s"))
+    assert [r["seq"] for r in w.session_records("t1", "s")] == [1, 2]
+    w.close()
+
+
+def test_a_gap_record_stands_for_the_events_it_names(tmp_path):
+    """The gap record is stored in place of events the clock overwrote: once it
+    is on disk, everything up to its last missing seq may be acknowledged."""
+    w = LogWriter(tmp_path / "log.jsonl")
+    w.write(rec(session="s"))
+    w.write({"clock": "t1", "seq": 2, "t_ms": 0, "event": "gap", "missing": [2, 9],
+             "session": "s"})
+    assert w.durable_seq("t1", "s") == 9
+    w.write({"clock": "t1", "seq": 3, "t_ms": 0, "event": "turn", "session": "s"})
+    assert w.durable_seq("t1", "s") == 9  # never lowered
+    w.close()
+
+
+# -- a full disk ---------------------------------------------------------------
+class FullDisk(LogWriter):
+    """A LogWriter on a disk that is full while ``full_err`` is set: the fsync
+    fails with it (after the bytes went to the file, as a real full disk may)."""
+    full_err = None
+
+    def sync(self, fd):
+        if self.full_err is not None:
+            raise OSError(self.full_err, os.strerror(self.full_err))
+        os.fsync(fd)
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def monotonic(self):
+        return self.now
+
+    def time(self):
+        import time
+        return time.time()
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    c = Clock()
+    monkeypatch.setattr(logfile, "time", c)
+    return c
+
+
+@pytest.mark.parametrize("err", [errno.ENOSPC, errno.EFBIG, errno.EDQUOT])
+def test_a_full_disk_stores_nothing_by_halves_and_holds_the_records(tmp_path, clock, err):
+    p = tmp_path / "log.jsonl"
+    w = FullDisk(p)
+    w.write(rec(session="s"))
+    before = p.read_bytes()
+    w.full_err = err
+    w.add(rec(seq=2, session="s"))
+    assert w.flush() == 0
+    assert p.read_bytes() == before  # cut back: no half record
+    assert w.full == os.strerror(err) and w.full_count == 1 and w.full_since == 1000.0
+    assert w.held() == 1 and w.durable_seq("t1", "s") == 1 and w.count == 1
+    # no retry before RETRY_FULL_S, however many records come
+    assert RETRY_FULL_S == 1.0
+    w.full_err = None
+    clock.now += RETRY_FULL_S - 0.001
+    w.add(rec(seq=3, session="s"))
+    assert w.flush() == 0 and w.held() == 2 and p.read_bytes() == before
+    w.full_err = err
+    clock.now = 1000.0 + RETRY_FULL_S  # exactly: tried again (and still full)
+    assert w.flush() == 0 and w.full_count == 1  # the same episode
+    assert w.full_since == 1000.0 and w.retry_at == 1000.0 + 2 * RETRY_FULL_S
+    w.full_err = None
+    clock.now += RETRY_FULL_S
+    assert w.flush() == 2 and w.full is None and w.recovered == 1 and w.held() == 0
+    assert [r["seq"] for r in records_of(p)] == [1, 2, 3]  # each once, in order
+    assert w.durable_seq("t1", "s") == 3
+    w.full_err = err  # a second episode
+    w.add(rec(seq=4, session="s"))
+    assert w.flush() == 0 and w.full_count == 2 and w.full_since == clock.now
+    w.close()
+
+
+def test_any_other_write_error_stops_the_logger(tmp_path, clock):
+    w = FullDisk(tmp_path / "log.jsonl")
+    w.full_err = errno.EIO
+    w.add(rec())
+    with pytest.raises(BadInput, match="cannot write the log"):
+        w.flush()
+    w.close()
+
+
+class TornOs:
+    """os for the writer, whose write stores ``keep`` bytes then finds the disk
+    full, and whose ftruncate fails (the cut-back cannot be done)."""
+
+    def __init__(self, keep):
+        self.keep = keep
+
+    def __getattr__(self, name):
+        return getattr(os, name)
+
+    def write(self, fd, data):
+        if self.keep is None:
+            return os.write(fd, data)
+        os.write(fd, bytes(data[:self.keep]))
+        self.keep = None
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def ftruncate(self, fd, size):
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+
+def test_a_cut_back_that_fails_leaves_the_next_record_on_a_line_of_its_own(tmp_path, clock,
+                                                                           monkeypatch):
+    p = tmp_path / "log.jsonl"
+    w = LogWriter(p)
+    w.write(rec(session="s"))
+    first = p.read_bytes()
+    monkeypatch.setattr(logfile, "os", TornOs(keep=10))
+    second = rec(seq=2, session="s")
+    w.add(second)
+    assert w.flush() == 0 and w.torn and w.full is not None
+    torn = line(second)[:10]
+    assert p.read_bytes() == first + torn
+    clock.now += RETRY_FULL_S
+    assert w.flush() == 1 and not w.torn and w.full is None
+    assert p.read_bytes() == first + torn + b"\n" + line(second) + b"\n"
+    assert [r["seq"] for r in read_records(str(p))] == [1, 2]
+    w.close()
+
+
+def test_the_host_holds_up_to_max_held_records_then_leaves_events_with_the_clocks(tmp_path):
+    """MAX_HELD records (some 30 MB) wait in memory for a full disk; at that
+    many new events are not taken (the clocks keep them and resend)."""
+    assert MAX_HELD == 100000
+    w = LogWriter(tmp_path / "log.jsonl")
+    for i in range(MAX_HELD - 1):
+        w.pending.append("x")
+    assert w.accepting()
+    w.pending.append("x")
+    assert not w.accepting() and w.held() == MAX_HELD
+    w.pending.append("x")
+    assert not w.accepting()
+    del w.pending[:]
+    w.close()
+
+
+def test_a_record_is_written_as_utf_8(tmp_path):
+    """docs/contract.md: one JSON object per line, UTF-8 (names as they are,
+    not escaped)."""
+    p = tmp_path / "log.jsonl"
+    w = LogWriter(p)
+    w.write(rec(clock="stůl-1", session="s"))
+    w.close()
+    assert "stůl-1".encode() in p.read_bytes()
+    assert records_of(p)[0]["clock"] == "stůl-1"
+
+
+def test_a_torn_line_that_cannot_be_cut_off_is_bad_input(tmp_path, monkeypatch):
+    p = tmp_path / "log.jsonl"
+    p.write_bytes(line(rec()) + b"\n" + b'{"clock": "t1", "se')
+    real_open = open
+
+    def read_only(path, mode="r", *args, **kw):
+        if mode == "rb+":
+            raise PermissionError(13, "Permission denied")
+        return real_open(path, mode, *args, **kw)
+    monkeypatch.setattr(logfile, "open", read_only, raising=False)
+    with pytest.raises(BadInput, match=r"cannot repair the log's last line \(Permission denied\)"):
+        LogWriter(p)
