@@ -276,7 +276,8 @@ class Client:
                 k = _RX_MAX - self.rxn
                 if k > n - i:
                     k = n - i
-                rx[self.rxn:self.rxn + k] = data[i:i + k]
+                # the bytes as they came (a packet in one recv), no slice copied
+                rx[self.rxn:self.rxn + k] = data if k == n else memoryview(data)[i:i + k]
                 self.rxn += k
                 i += k
                 # every whole packet in the buffer
