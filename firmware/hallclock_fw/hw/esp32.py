@@ -108,10 +108,6 @@ class ESP32:
         the broker (docs/network.md); the USB console stays for people."""
         from . import wifi  # imported only by a clock on Wi-Fi
         self.uart = wifi.link(cfg.net, cfg.clock, time.ticks_ms)
-        # the serial link's class is not needed on Wi-Fi (its one instance is
-        # garbage now): about 500 B of the 56 000-byte heap (docs/micropython.md)
-        if sys.implementation.name == "micropython":
-            globals().pop("StdioLink", None)
 
     def read_config(self):
         from . import config

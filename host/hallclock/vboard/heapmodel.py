@@ -366,7 +366,7 @@ def boot_steps(mode, link, actions, values):
     imports += "import hallclock_fw.hw.panel, hallclock_fw.hw.tm1637\n"
     if wifi:
         imports += "import hallclock_fw.netlink, hallclock_fw.mqtt, hallclock_fw.hw.wifi\n"
-        # ESP32.use_network drops the serial link's class
+        # hw/wifi.link (ESP32.use_network) drops the serial link's class
         imports += "from hallclock_fw.hw import esp32\nesp32.__dict__.pop('StdioLink')\n"
     return [
         # the stand-ins of the ESP32's built-in modules (in its image, not its heap)
