@@ -578,13 +578,13 @@ class SlowPasses:
 
 def _health_events(r):
     """(t_ms, longest_pass_ms) of the health events in the link's ring
-    (seq, t_ms, code, v0..v3 per event)."""
+    (t_ms, code, v0..v3 per event; its seq is its place)."""
     link = r.app.link
     out = []
     for seq in range(1, link.seq + 1):
-        i = (seq % link.cap) * 7
-        if link.ring[i + 2] == EV_HEALTH:
-            out.append((link.ring[i + 1], link.ring[i + 6]))
+        i = (seq % link.cap) * 6
+        if link.ring[i + 1] == EV_HEALTH:
+            out.append((link.ring[i], link.ring[i + 5]))
     return out
 
 

@@ -189,8 +189,11 @@ class Client:
             self.dropped += 1
             return False
         # the header and the topic, then the payload as it is (no copy of it)
-        head = _head(0x30, 2 + len(topic) + len(payload))
-        head.extend(_str(topic))
+        n = len(topic)
+        head = _head(0x30, 2 + n + len(payload))
+        head.append(n >> 8)  # the topic's length and the topic, into the header
+        head.append(n & 255)  # itself (no temporaries)
+        head.extend(topic)
         self._queue(head)
         self._queue(payload)
         return True
@@ -276,7 +279,8 @@ class Client:
                 k = _RX_MAX - self.rxn
                 if k > n - i:
                     k = n - i
-                rx[self.rxn:self.rxn + k] = data[i:i + k]
+                # the bytes as they came (a packet in one recv), no slice copied
+                rx[self.rxn:self.rxn + k] = data if k == n else memoryview(data)[i:i + k]
                 self.rxn += k
                 i += k
                 # every whole packet in the buffer

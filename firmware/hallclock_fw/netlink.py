@@ -67,7 +67,7 @@ def topic(hall, clock, direction):
 
 class NetLink:
     # frames the DeviceLink sends a pass at most (link.py): one, as each
-    # sealed frame and its MQTT packet are about 1.3 KB of garbage on the
+    # sealed frame and its MQTT packet are about 1 KB of garbage on the
     # clock's heap, collected between two passes (docs/micropython.md)
     burst = 1
 

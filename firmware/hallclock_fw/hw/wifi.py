@@ -14,6 +14,7 @@ hall network): a host name would need a DNS lookup, which blocks.
 """
 import select
 import socket
+import sys
 
 import network
 from micropython import const
@@ -110,6 +111,13 @@ class WifiLink(NetLink):
 
 
 def link(net, clock, ticks_ms):
+    """The board's link on Wi-Fi (``ESP32.use_network``).  The serial link's
+    class is dropped from hw/esp32.py (its one instance is garbage now): about
+    500 B of the 56 000-byte heap (docs/micropython.md); here, so that the
+    serial clock does not carry the code that drops it."""
+    if sys.implementation.name == "micropython":
+        from . import esp32
+        esp32.__dict__.pop("StdioLink", None)
     host, _, port = net["broker"].rpartition(":")
     return WifiLink(net["wifi_ssid"], net["wifi_password"], host, int(port), net["hall"], clock,
                     net["user"], net["password"], ticks_ms, net["key"], net["hall_key"])

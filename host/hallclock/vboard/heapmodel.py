@@ -366,6 +366,8 @@ def boot_steps(mode, link, actions, values):
     imports += "import hallclock_fw.hw.panel, hallclock_fw.hw.tm1637\n"
     if wifi:
         imports += "import hallclock_fw.netlink, hallclock_fw.mqtt, hallclock_fw.hw.wifi\n"
+        # hw/wifi.link (ESP32.use_network) drops the serial link's class
+        imports += "from hallclock_fw.hw import esp32\nesp32.__dict__.pop('StdioLink')\n"
     return [
         # the stand-ins of the ESP32's built-in modules (in its image, not its heap)
         ("base", "import machine, micropython, select, network, socket, binascii\n"
@@ -440,8 +442,10 @@ def boot64(mode, tree, binary, link="serial"):
     return _shares(live)
 
 
-def game(mode, link, minutes=40, outage=OUTAGE, boot_only=False):
-    """One mode on one link: the heap figures (32-bit, harness taken out)."""
+def game(mode, link, minutes=40, outage=OUTAGE, boot_only=False, trace=None):
+    """One mode on one link: the heap figures (32-bit, harness taken out);
+    ``trace``: a list that gets (ms, heap, passes, bytes out, bytes in) of
+    every interval."""
     from hallclock_fw import protocol
     from hallclock_fw.mqtt import _packet, _str
     from hallclock_fw.netlink import topic
@@ -520,6 +524,8 @@ def game(mode, link, minutes=40, outage=OUTAGE, boot_only=False):
             # (serial: the fake UART's outbox holds this request's output)
             net = used - o - (harness_mods - fw_modules) - (scenario - harness_mods) - fakes \
                 - base - (0 if wifi else len(raw))
+            if trace is not None:
+                trace.append((ms, net, n, len(raw), len(feed)))
             if net > peak:
                 peak, peak_at = net, ms
             if outage[0] <= ms < outage[1] + 60000 and net > outage_peak:
