@@ -1,0 +1,262 @@
+"""The report as a referee reads it, pinned whole: for four logs (kept in
+tests/golden/report_*.jsonl) the printed report and the claims view on both
+sides of the narrow layout (109 and 110 columns: below ``report.NARROW`` the
+end column and the notes go below the table), the CSV, and every drawn plot
+described artist by artist (bars, labels, markers, lines, axes, legend) --
+docs/host.md, *report*.  Each golden was read through once by hand against
+the game that made it (tests/test_report.py's GAME, the README's game, the
+samples); a change of the layout is renewed with
+``HALLCLOCK_GOLDEN=write .venv/bin/python -m pytest tests/test_report_golden.py``
+(which also makes the logs again from their scripts, ``make_logs``).
+
+In-process and quick (no simulation at test time): this is the first file
+``make mutate`` runs against hallclock.views.report."""
+import io
+import json
+import os
+import time
+from datetime import datetime, timedelta
+from types import SimpleNamespace
+
+import pytest
+from matplotlib.figure import Figure
+
+from hallclock.views import report
+
+GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
+WRITE = os.environ.get("HALLCLOCK_GOLDEN") == "write"
+LOGS = ("scrabble", "other_modes", "faults", "accelerated")
+README_GAME = "0       press START\n1500    press B\n47200   press A\n300000  end\n"
+
+
+@pytest.fixture(autouse=True)
+def utc(monkeypatch):
+    """Times of day are the report machine's local time: UTC in these tests."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+# -- the logs (made once; kept as files) ------------------------------------------
+def make_logs(tmp):
+    """The four logs from their scripts: each record's host time is its
+    device time after a fixed start plus a link delay (real clocks), or the
+    device time at 100 x and 20 x the host's pace (accelerated simulations)."""
+    from hallclock import cli
+    from test_report import GAME
+    samples = os.path.join(os.path.dirname(report.__file__), "..", "samples")
+
+    def sim(name, text, *extra):
+        script, log = os.path.join(tmp, name + ".txt"), os.path.join(tmp, name + ".jsonl")
+        with open(script, "w") as f:
+            f.write(text)
+        assert cli.main(["simulate", "--script", script, "--out", log, *extra]) == 0
+        with open(log) as f:
+            return [json.loads(line) for line in f]
+
+    def stamp(recs, start, delay=30, fast=None, pace=1.0):
+        base = datetime.fromisoformat(start)
+        for r in recs:
+            d = (fast or {}).get(r["seq"], delay)
+            at = base + timedelta(milliseconds=r["t_ms"] / pace + d)
+            r["host_time"] = at.isoformat(timespec="milliseconds") + "Z"
+        return recs
+
+    def sample(name):
+        with open(os.path.join(samples, name)) as f:
+            return f.read()
+
+    playout = ("--set", "round_min=5", "--set", "round_warn_min=2")
+    hall = [{"clock": "hall", "seq": 1, "t_ms": 0, "event": "boot", "mode": "scrabble",
+             "settings": {"move_s": 120}, "session": "a0000001"},
+            {"clock": "hall", "seq": 2, "t_ms": 10, "event": "gong", "kind": "start",
+             "move": None, "session": "a0000001"},
+            {"clock": "hall", "seq": 3, "t_ms": 20, "event": "end", "session": "a0000001"}]
+    logs = {
+        "scrabble": stamp(sim("game", GAME, *playout, "--clock", "table-2"),
+                          "2026-03-01T14:30:00")
+        + stamp(sim("readme", README_GAME, "--clock", "table-1"), "2026-03-01T14:40:00",
+                delay=40, fast={3: 5})
+        + stamp(hall, "2026-03-01T14:29:00"),
+        "other_modes": stamp(sim("bg", sample("backgammon_match.txt"), "--mode", "backgammon",
+                                 "--set", "match=7", "--set", "score=3-5", "--clock", "bg"),
+                             "2026-03-01T10:00:00")
+        + stamp(sim("dup", sample("duplicate_game.txt"), "--mode", "duplicate",
+                    "--clock", "dup"), "2026-03-01T11:00:00"),
+    }
+    # faults: a log cut at the front (no boot); a session with lost events and
+    # a power loss; a record the clock's own code does not give
+    readme = sim("readme_x", README_GAME, "--clock", "x")
+    cut = [dict(r, clock="cut") for r in readme[1:]]
+    lost = [dict(r, clock="lost") for r in readme[:5] if r["seq"] != 4]
+    lost.insert(3, {"clock": "lost", "seq": 4, "t_ms": lost[2]["t_ms"], "event": "gap",
+                    "missing": [4, 4], "session": readme[0]["session"]})
+    lost.append({"clock": "lost", "seq": 6, "t_ms": lost[-1]["t_ms"], "event": "power_loss",
+                 "session": readme[0]["session"], "last_seq": 5, "next_session": "00000002"})
+    odd = [dict(r, clock="odd") for r in readme]
+    for r in odd:
+        if r["event"] == "press":
+            r["used_ms"] += 1
+            break
+    logs["faults"] = stamp(cut, "2026-03-01T15:00:00") + stamp(lost, "2026-03-01T15:10:00") \
+        + stamp(odd, "2026-03-01T15:20:00")
+    logs["accelerated"] = stamp(sim("fast", GAME, *playout, "--clock", "fast"),
+                                "2026-03-01T16:00:00", pace=100.0) \
+        + stamp(sim("slow", README_GAME, "--clock", "slow"), "2026-03-01T16:00:00", pace=20.0)
+    for name, recs in logs.items():
+        with open(os.path.join(GOLDEN, "report_%s.jsonl" % name), "w") as f:
+            f.write("".join(json.dumps(r) + "\n" for r in recs))
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory):
+    if WRITE:
+        make_logs(str(tmp_path_factory.mktemp("logs")))
+    return {n: os.path.join(GOLDEN, "report_%s.jsonl" % n) for n in LOGS}
+
+
+# -- the views as text ------------------------------------------------------------
+def printed(fn, games, width):
+    from rich.console import Console
+    out = io.StringIO()
+    fn(games, Console(file=out, width=width, color_system=None, force_terminal=False))
+    return "\n".join(line.rstrip() for line in out.getvalue().splitlines()) + "\n"
+
+
+def _num(x):
+    return round(float(x), 3)
+
+
+def _color(c):
+    from matplotlib.colors import to_hex
+    return to_hex(c, keep_alpha=True)
+
+
+def plot_text(game):
+    """Every artist draw_game puts on the Axes, one line each."""
+    ax = Figure().add_subplot()
+    report.draw_game(ax, game)
+    out = []
+    for p in ax.patches:
+        out.append("bar x=%s y=%s w=%s h=%s face=%s edge=%s hatch=%s ls=%s label=%s" % (
+            _num(p.get_x()), _num(p.get_y()), _num(p.get_width()), _num(p.get_height()),
+            _color(p.get_facecolor()), _color(p.get_edgecolor()), p.get_hatch(),
+            p.get_linestyle(), p.get_label()))
+    for t in ax.texts:
+        out.append("text %r xy=%s offset=%s coords=%s size=%s color=%s weight=%s ha=%s va=%s"
+                   % (t.get_text(), tuple(_num(v) for v in t.xy),
+                      tuple(_num(v) for v in t.xyann), t.anncoords, t.get_fontsize(),
+                      _color(t.get_color()), t.get_fontweight(), t.get_ha(), t.get_va()))
+    for line in ax.lines:
+        out.append("line x=%s y=%s color=%s ls=%s lw=%s marker=%s ms=%s drawstyle=%s label=%s"
+                   % ([_num(v) for v in line.get_xdata()], [_num(v) for v in line.get_ydata()],
+                      _color(line.get_color()), line.get_linestyle(), line.get_linewidth(),
+                      line.get_marker(), line.get_markersize(), line.get_drawstyle(),
+                      line.get_label()))
+    legend = ax.get_legend()
+    out.append("axes ylim=%s xlim=%s xticks=%s xlabel=%r ylabel=%r title-left=%r" % (
+        tuple(_num(v) for v in ax.get_ylim()), tuple(_num(v) for v in ax.get_xlim()),
+        [_num(v) for v in ax.get_xticks()], ax.get_xlabel(), ax.get_ylabel(),
+        ax.get_title(loc="left")))
+    out.append("legend %s size=%s ncols=%s loc=%s" % (
+        [t.get_text() for t in legend.get_texts()], legend.get_texts()[0].get_fontsize(),
+        legend._ncols, legend._loc))
+    return "\n".join(out) + "\n"
+
+
+def csv_text(games, tmp_path):
+    path = tmp_path / "moves.csv"
+    report.write_csv(games, str(path))
+    return path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", LOGS)
+def test_the_report_of_each_log_is_its_golden(name, logs, tmp_path):
+    games = report.load_games(logs[name])
+    parts = []
+    for width in (report.NARROW - 1, report.NARROW):
+        parts += ["== report at %d columns" % width, printed(report.print_report, games, width)]
+        parts += ["== claims at %d columns" % width, printed(report.print_claims, games, width)]
+    parts += ["== csv", csv_text(games, tmp_path)]
+    for g in games:
+        if report.drawable(g):
+            parts += ["== plot of %s" % g.clock, plot_text(g)]
+    text = "\n".join(parts)
+    path = os.path.join(GOLDEN, "report_%s.txt" % name)
+    if WRITE:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    with open(path, encoding="utf-8") as f:
+        assert text == f.read()
+
+
+# -- the small pieces, on their edges ---------------------------------------------
+def test_times_are_cut_not_rounded():
+    """A clock shows 0:34.9 until 35 s have passed (docs/host.md, report)."""
+    assert report.fmt_ms(34999) == "0:34.999"
+    assert report.fmt_ms(34999, 1) == "0:34.9" and report.fmt_short(59999) == "0:59.9"
+    assert report.fmt_ms(60000, 0) == "1:00" and report.fmt_ms(3599999) == "59:59.999"
+    assert report.fmt_ms(-1500, 1) == "-0:01.5" and report.fmt_ms(0) == "0:00.000"
+    assert report.fmt_ms(None) == "-"
+    assert report.time_of_day(None) == "" and report.iso_time(None) == ""
+    assert report.time_of_day(1772375405.19, True) == "14:30:05.1"
+    assert report.time_of_day(1772375405.99) == "14:30:05"
+    assert report.iso_time(1772375405.5) == "2026-03-01T14:30:05.500+00:00"
+
+
+def test_the_header_gives_the_middle_pace_of_the_accelerated_clocks():
+    """A log of simulations says so once, with the median of the clocks'
+    paces; a real clock (no pace) does not count."""
+    def games(*paces):
+        return [SimpleNamespace(pace=p) for p in paces]
+    assert report.time_note(games(None, None)) == ""
+    assert "about 100×" in report.time_note(games(20.0, None, 100.0))
+    assert "about 50×" in report.time_note(games(100.0, 20.0, 50.0))
+    assert "about 20×" in report.time_note(games(20.0))
+
+
+def test_a_gong_between_moves_is_drawn_between_them():
+    """A gong outside any move goes before the first move that began after
+    it; one at the very start of a move is in that move's time (after the
+    gap before it); after the last move's start: after it."""
+    game = SimpleNamespace(moves=[SimpleNamespace(move=1, start_t=1000),
+                                  SimpleNamespace(move=2, start_t=5000)])
+    assert report._gong_x(game, 999, None) == 0.5
+    assert report._gong_x(game, 1000, None) == 1.5
+    assert report._gong_x(game, 4999, None) == 1.5
+    assert report._gong_x(game, 5000, None) == 2.5
+    assert report._gong_x(game, 10, 7) == 7
+    assert report._gong_x(game, None, None) == 2.5
+    assert report._gong_x(SimpleNamespace(moves=[]), 10, None) == 0.5
+
+
+def test_notes_of_a_narrow_table_join_runs_of_the_same_note():
+    lines = report._note_lines(None, [(1, ""), (2, "x"), (3, "x"), (4, "x"), (5, "y"),
+                                      (6, "x"), (8, "x")])
+    assert lines == [("2–4", "x"), ("5", "y"), ("6", "x"), ("8", "x")]
+
+
+def test_the_console_is_the_pipes_width_in_a_file(monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert report.report_console().width == report.PIPE_WIDTH == 120
+    monkeypatch.setenv("COLUMNS", "90")
+    assert report.report_console().width == 90
+
+
+def test_the_plot_has_one_panel_per_game_with_moves(logs, tmp_path):
+    """One 10 x 4 inch panel (100 dpi) per game with a move to draw, in the
+    order of the report; the hall unit's gong-only session gets none."""
+    games = report.load_games(logs["scrabble"])
+    assert [report.drawable(g) for g in games] == [False, True, True]  # hall, table-1, table-2
+    png = tmp_path / "p.png"
+    report.write_plot(games, str(png))
+    data = png.read_bytes()
+    assert (int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")) == (1000, 800)
+    with pytest.raises(report.BadInput):
+        report.write_plot(games[:1], str(tmp_path / "hall.png"))
+    assert not (tmp_path / "hall.png").exists()
+    with pytest.raises(report.BadInput):
+        report.check_plot_name("p.PNG.jpg")
+    report.check_plot_name("P.PNG")
