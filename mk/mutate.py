@@ -56,7 +56,8 @@ MODULES = [
      ["tests/test_host_frames.py", "tests/test_outputs.py", "tests/test_model.py",
       "tests/test_link.py"]),
     ("model", HOST + "views/model.py",
-     ["tests/test_model.py", "tests/test_restore_round.py", "tests/test_claims.py"]),
+     ["tests/test_model_edges.py", "tests/test_model.py", "tests/test_restore_round.py",
+      "tests/test_report_golden.py", "tests/test_claims.py"]),
     ("report", HOST + "views/report.py",
      ["tests/test_report_golden.py", "tests/test_report.py", "tests/test_claims.py"]),
 ]
