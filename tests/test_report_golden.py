@@ -1,4 +1,4 @@
-"""The report as a referee reads it, pinned whole: for four logs (kept in
+"""The report as a referee reads it, pinned whole: for five logs (kept in
 tests/golden/report_*.jsonl) the printed report and the claims view on both
 sides of the narrow layout (109 and 110 columns: below ``report.NARROW`` the
 end column and the notes go below the table), the CSV, and every drawn plot
@@ -25,8 +25,13 @@ from hallclock.views import report
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
 WRITE = os.environ.get("HALLCLOCK_GOLDEN") == "write"
-LOGS = ("scrabble", "other_modes", "faults", "accelerated")
+LOGS = ("scrabble", "other_modes", "faults", "accelerated", "unstamped")
 README_GAME = "0       press START\n1500    press B\n47200   press A\n300000  end\n"
+# A's move 3 (290 s - 450 s) is the play-out's "finish the round" (the end
+# gong at 5:00 sounds in it) and runs 40 s over: a claim in the play-out
+PLAYOUT_OVER = ("0 press START\n1000 press B\n200000 press A\n290000 press B\n"
+                "450000 press A\n460000 press B\n470000 press A\n480000 press B\n"
+                "490000 end\n")
 
 
 @pytest.fixture(autouse=True)
@@ -41,9 +46,10 @@ def utc(monkeypatch):
 
 # -- the logs (made once; kept as files) ------------------------------------------
 def make_logs(tmp):
-    """The four logs from their scripts: each record's host time is its
+    """The logs from their scripts: each record's host time is its
     device time after a fixed start plus a link delay (real clocks), or the
-    device time at 100 x and 20 x the host's pace (accelerated simulations)."""
+    device time at 100 x and 20 x the host's pace (accelerated simulations),
+    or none."""
     from hallclock import cli
     from test_report import GAME
     samples = os.path.join(os.path.dirname(report.__file__), "..", "samples")
@@ -104,7 +110,11 @@ def make_logs(tmp):
         + stamp(odd, "2026-03-01T15:20:00")
     logs["accelerated"] = stamp(sim("fast", GAME, *playout, "--clock", "fast"),
                                 "2026-03-01T16:00:00", pace=100.0) \
-        + stamp(sim("slow", README_GAME, "--clock", "slow"), "2026-03-01T16:00:00", pace=20.0)
+        + stamp(sim("slow", PLAYOUT_OVER, *playout, "--clock", "slow"), "2026-03-01T16:00:00",
+                pace=20.0)
+    # no host time at all (a log written by a tool that kept none): device times
+    logs["unstamped"] = [{k: v for k, v in r.items() if k != "host_time"}
+                         for r in logs["other_modes"] + logs["scrabble"]]
     for name, recs in logs.items():
         with open(os.path.join(GOLDEN, "report_%s.jsonl" % name), "w") as f:
             f.write("".join(json.dumps(r) + "\n" for r in recs))
@@ -203,6 +213,9 @@ def test_times_are_cut_not_rounded():
     assert report.time_of_day(None) == "" and report.iso_time(None) == ""
     assert report.time_of_day(1772375405.19, True) == "14:30:05.1"
     assert report.time_of_day(1772375405.99) == "14:30:05"
+    assert report.time_of_day(1772375405.9, True) == "14:30:05.9"
+    assert report.time_of_day(1772375405.999999, True) == "14:30:05.9"
+    assert report.time_of_day(1772375405.099999, True) == "14:30:05.0"
     assert report.iso_time(1772375405.5) == "2026-03-01T14:30:05.500+00:00"
 
 
@@ -260,3 +273,71 @@ def test_the_plot_has_one_panel_per_game_with_moves(logs, tmp_path):
     with pytest.raises(report.BadInput):
         report.check_plot_name("p.PNG.jpg")
     report.check_plot_name("P.PNG")
+
+
+def fake_move(move, **kw):
+    base = dict(move=move, player="A", used=None, limit_ms=None, overtime_ms=None, flag=False,
+                playout=None, unfinished=False, pause_list=[], start_t=None, end_t=None,
+                pauses=[], announce_t=[], start_at=None, limit=None)
+    base.update(kw)
+    return SimpleNamespace(**base)
+
+
+def fake_game(mode, moves, gongs=()):
+    return SimpleNamespace(mode=mode, moves=moves, gongs=list(gongs), warn_min=10,
+                           clock="c", session="1")
+
+
+def test_a_plot_of_short_moves_is_at_least_ten_seconds_high():
+    """Backgammon moves of a few seconds (no move limit): the axis still
+    shows 10 s, so a bar is never the whole height."""
+    ax = Figure().add_subplot()
+    report.draw_game(ax, fake_game("backgammon", [fake_move(1, used=2000),
+                                                  fake_move(2, used=3000, player="B")]))
+    assert ax.get_ylim() == (0.0, 10.0)
+    ax = Figure().add_subplot()
+    report.draw_game(ax, fake_game("backgammon", [fake_move(1, used=7500)]))
+    assert ax.get_ylim() == (0.0, 7.5 * 1.35)
+
+
+def test_the_countdown_plot_draws_each_stop_where_it_happened():
+    """The hall countdown (duplicate): the time running up to a stop, the
+    stop, the time running again; a stop at the very start has no running
+    part before it, a stop of no length draws nothing; a stop or an
+    announcement with an unknown end is left out, as is a move with no end;
+    a move after such a move is still drawn."""
+    moves = [fake_move(1, start_t=0, end_t=10000, limit_ms=180000,
+                       pauses=[[0, 2000], [5000, 5000], [None, 7000], [8000, None]],
+                       announce_t=[(None, 60), (3000, None), (4000, 30)]),
+             fake_move(2, start_t=None, end_t=12000),
+             fake_move(3, start_t=20000, end_t=26000)]
+    ax = Figure().add_subplot()
+    report.draw_game(ax, fake_game("duplicate", moves))
+    bars = [(round(p.get_x() + p.get_width() / 2, 1), round(p.get_y(), 1),
+             round(p.get_height(), 1), _color(p.get_facecolor())) for p in ax.patches]
+    run, stop = "#1f77b4ff", "#c7c7c7ff"
+    assert bars == [(1, 0, 2, stop), (1, 2, 3, run), (1, 5, 5, run), (3, 0, 6, run)]
+    assert [t.get_text() for t in ax.texts if t.get_text().startswith(("stop", "0:"))] == [
+        "stop 0:02", "0:30 left"]
+    (marker,) = [line for line in ax.lines if line.get_label() == "announced"]
+    assert list(marker.get_xdata()) == [1.42] and list(marker.get_ydata()) == [4.0]
+    assert ax.get_ylim() == (0.0, 180 * 1.25) and ax.get_xlim() == (0.4, 4.0)
+    ax = Figure().add_subplot()
+    report.draw_game(ax, fake_game("duplicate", [fake_move(1, start_t=0, end_t=4000)]))
+    assert ax.get_ylim() == (0.0, 10.0)
+
+
+def test_the_round_report_prints_the_games_without_the_header(logs):
+    """The round's report says once for all its tables that the times are
+    simulated: each game's table then comes without that header line."""
+    games = report.load_games(logs["accelerated"])
+    assert "accelerated simulation" in printed(report.print_report, games, 120)
+    from rich.console import Console
+    out = io.StringIO()
+    report.print_report(games, Console(file=out, width=120, color_system=None), header=False)
+    assert "accelerated" not in out.getvalue() and "fast · scrabble" in out.getvalue()
+    games = report.load_games(logs["scrabble"])
+    out = io.StringIO()
+    report.print_report(games, Console(file=out, width=120, color_system=None), header=False)
+    text = "\n".join(line.rstrip() for line in out.getvalue().splitlines()) + "\n"
+    assert text == printed(report.print_report, games, 120)
