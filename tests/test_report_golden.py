@@ -134,10 +134,13 @@ def logs(tmp_path_factory):
 
 
 # -- the views as text ------------------------------------------------------------
-def printed(fn, games, width):
+def printed(fn, games, width, colour=False):
+    """What ``fn`` prints at ``width`` columns (``colour``: with the styles, as
+    ANSI codes: overtime rows bold red, play-out rows magenta, warnings yellow)."""
     from rich.console import Console
     out = io.StringIO()
-    fn(games, Console(file=out, width=width, color_system=None, force_terminal=False))
+    fn(games, Console(file=out, width=width, color_system="standard" if colour else None,
+                      force_terminal=colour, legacy_windows=False))
     return "\n".join(line.rstrip() for line in out.getvalue().splitlines()) + "\n"
 
 
@@ -195,6 +198,8 @@ def test_the_report_of_each_log_is_its_golden(name, logs, tmp_path):
     for width in (report.NARROW - 1, report.NARROW):
         parts += ["== report at %d columns" % width, printed(report.print_report, games, width)]
         parts += ["== claims at %d columns" % width, printed(report.print_claims, games, width)]
+    parts += ["== report in colour", printed(report.print_report, games, report.NARROW,
+                                             colour=True)]
     parts += ["== csv", csv_text(games, tmp_path)]
     for g in games:
         if report.drawable(g):
@@ -347,3 +352,73 @@ def test_the_round_report_prints_the_games_without_the_header(logs):
     report.print_report(games, Console(file=out, width=120, color_system=None), header=False)
     text = "\n".join(line.rstrip() for line in out.getvalue().splitlines()) + "\n"
     assert text == printed(report.print_report, games, 120)
+
+
+def test_a_press_on_the_ms_the_limit_ran_out_is_an_overtime_of_nothing():
+    """5.1.4: the limit ran out on the very ms of the press: the move is
+    over its limit (the final signal sounded) by 0:00.0 -- shown, not blank;
+    the CSV has 0.  A move that did not run out shows nothing."""
+    on = fake_move(3, expired=True, overtime_ms=0, used=120000, limit_ms=120000,
+                   after_game=False, unfinished=False)
+    assert report.overtime_text(on) == "0:00.0" and report.overtime_text(on, False) == "0:00.000"
+    assert report.overtime_text(fake_move(3, expired=False, overtime_ms=0)) == ""
+    assert report.overtime_text(fake_move(3, expired=False, overtime_ms=None)) == ""
+    assert report.overtime_text(fake_move(3, expired=True, overtime_ms=None)) == "?"
+    assert report.overtime_text(fake_move(3, expired=True, overtime_ms=1500, unfinished=True),
+                                False) == "0:01.500+"
+    assert report.overtime_text(fake_move(3, expired=True, overtime_ms=5, flag=True)) == "flag"
+    game = csv_game([dict(on.__dict__, player="?")])
+    (row,) = report.rows(game)
+    assert row["overtime_ms"] == 0 and row["player"] == "?" and row["used"] == "2:00.000"
+
+
+def csv_game(moves, breaks=(), mode="scrabble", **kw):
+    full = []
+    for m in moves:
+        base = dict(warnings=[], announces=[], pause_list=[], gongs=[], refused=[],
+                    bank_after_ms=None, start_at=None, end_at=None, expired_at=None,
+                    start_t=None, end_t=None, expired=False, overtime_ms=None, flag=False,
+                    playout=None, after_game=False, unfinished=False, used_ms=None,
+                    limit_ms=None)
+        base.update(m)
+        base.setdefault("used", base["used_ms"])
+        full.append(SimpleNamespace(**base))
+    return SimpleNamespace(mode=mode, moves=full, breaks=list(breaks), clock="c", session="1",
+                           ended=kw.get("ended", True), power_loss=kw.get("power_loss", False),
+                           warn_min=10)
+
+
+def test_the_table_says_why_a_move_has_no_end():
+    """A move no press ended: the session's end, a power loss, or the log
+    ending; a move with no used time that was not cut off: not ended."""
+    m = dict(move=1, player="A", unfinished=True)
+    assert report.note(csv_game([m]), csv_game([m]).moves[0]) == "unfinished (session ended)"
+    g = csv_game([m], ended=False, power_loss=True)
+    assert report.note(g, g.moves[0]) == "unfinished (power lost)"
+    g = csv_game([m], ended=False)
+    assert report.note(g, g.moves[0]) == "unfinished (log ends)"
+    g = csv_game([dict(move=2, player="B")])
+    assert report.note(g, g.moves[0]) == "not ended"
+    g = csv_game([dict(move=2, player="?")], mode="duplicate")
+    assert report.note(g, g.moves[0]) == ""
+    (row,) = report.rows(g)
+    assert row["player"] == "" and row["used_ms"] == "" and row["used"] == "-"
+
+
+def test_a_break_row_of_the_csv():
+    b = SimpleNamespace(move=None, player=None, number=2, length_ms=300000, start_at=None,
+                        end_at=None, start_t=None, end_t=None)
+    (row,) = report.rows(csv_game([], [b], mode="backgammon"))
+    assert (row["move"], row["player"], row["note"], row["row"], row["start_ms"],
+            row["end_ms"]) == ("", "", "break 2: 5:00.000", "break", "", "")
+    b = SimpleNamespace(move=0, player="A", number=1, length_ms=1000, start_at=None,
+                        end_at=None, start_t=0, end_t=1000)
+    (row,) = report.rows(csv_game([], [b], mode="backgammon"))
+    assert (row["move"], row["player"], row["start_ms"], row["end_ms"]) == (0, "A", 0, 1000)
+
+
+def test_a_move_with_nothing_to_draw_leaves_the_others_drawn():
+    ax = Figure().add_subplot()
+    report.draw_game(ax, fake_game("backgammon", [fake_move(1, used=None),
+                                                  fake_move(2, used=4000, player="B")]))
+    assert [(p.get_x() + p.get_width() / 2, p.get_height()) for p in ax.patches] == [(2.0, 4.0)]
