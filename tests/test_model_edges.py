@@ -293,10 +293,10 @@ def test_the_time_of_day_is_anchored_by_the_fastest_record():
     """The record with the least link delay (smallest host time - device
     time) tells the device's time best."""
     c = clock_heard((0.05, 0), (10.02, 10000), (20.5, 20000))
-    assert c.epoch_offset == pytest.approx(E0 + 0.02)
-    assert c.time_of_day(30000) == pytest.approx(E0 + 30.02)
+    assert c.epoch_offset == pytest.approx(E0 + 0.02, abs=1e-6)
+    assert c.time_of_day(30000) == pytest.approx(E0 + 30.02, abs=1e-6)
     assert c.time_of_day("x") is None and ClockModel("y").time_of_day(5) is None
-    assert not c.accelerated and c.pace == pytest.approx((20.0 - 10.0) / (20.5 - 10.02), 1e-3)
+    assert not c.accelerated and c.pace == pytest.approx((20.0 - 10.0) / (20.5 - 10.02), abs=1e-6)
 
 
 def test_the_pace_is_measured_from_a_second_after_the_first_record():
@@ -307,10 +307,19 @@ def test_the_pace_is_measured_from_a_second_after_the_first_record():
     c.feed(rec(200000, "health", 1.999), None)
     assert c.pace is None
     c.feed(rec(200000, "health", 2.0), None)
-    assert c.pace == pytest.approx(100.0) and c.accelerated
+    assert c.pace == pytest.approx(100.0, abs=1e-6) and c.accelerated
     assert c.first_heard == (E0, 0) and c.last_heard == (E0 + 2.0, 200000)
     stuck = clock_heard((0.0, 0), (1.0, 1000), (3.0, 1000))
     assert stuck.pace is None and not stuck.accelerated
+
+
+def test_a_clock_twice_as_fast_as_the_host_is_a_simulation():
+    """A real clock's time runs at the host's pace (1.0, give or take its
+    crystal and the link); ``simulate --speed 2`` runs at 2: accelerated."""
+    assert clock_heard((0.0, 0), (1.0, 1000), (3.0, 5000)).accelerated
+    assert not clock_heard((0.0, 0), (1.0, 1000), (3.0, 3000)).accelerated
+    assert not clock_heard((0.0, 0), (1.0, 1000), (3.0, 3800)).accelerated
+    assert ACCELERATED_PACE == 1.5
 
 
 def test_accelerated_is_beyond_one_and_a_half_times_the_host():
@@ -330,9 +339,9 @@ def test_an_accelerated_simulations_time_of_day_counts_from_the_rounds_start():
     c.feed(rec(300000, "health", 3.0), None)
     c.feed(rec(350000, "round", 3.5, round=4, elapsed_ms=0), None)  # only the first counts
     assert c.accelerated and c.round_heard == (E0 + 1.0, 100000)
-    assert c.time_of_day(160000) == pytest.approx(E0 + 1.0 + 60.0)
+    assert c.time_of_day(160000) == pytest.approx(E0 + 1.0 + 60.0, abs=1e-6)
     d = clock_heard((0.0, 0), (0.5, 50000), (1.0, 100000), (2.0, 200000))  # no round: from the first record
-    assert d.accelerated and d.time_of_day(160000) == pytest.approx(E0 + 160.0)
+    assert d.accelerated and d.time_of_day(160000) == pytest.approx(E0 + 160.0, abs=1e-6)
 
 
 # -- log --restore -------------------------------------------------------------------
