@@ -127,7 +127,9 @@ def test_the_face_before_any_move_and_at_the_end():
     f = m.face()
     assert f.player is None and f.move is None and not f.running and not f.ended
     assert f.mode == "scrabble" and f.left_ms is None or isinstance(f.left_ms, int)
-    m = Model.from_records(game(rec(32000, "end")))
+    m = Model.from_records(game())
+    assert m.end_t_ms is None and not m.ended  # a session still running has no end
+    m.feed(rec(32000, "end"))
     assert m.end_t_ms == 32000 and m.ended
     f = m.face(60000)
     assert f.t_ms == 32000 and f.ended and not f.running and f.move == 1
