@@ -311,6 +311,8 @@ def test_the_pace_is_measured_from_a_second_after_the_first_record():
     c.feed(rec(200000, "health", 2.0), None)
     assert c.pace == pytest.approx(100.0, abs=1e-6) and c.accelerated
     assert c.first_heard == (E0, 0) and c.last_heard == (E0 + 2.0, 200000)
+    slow = clock_heard((0.0, 0), (1.0, 1000), (2.0, 1500))  # half the host's pace
+    assert slow.pace == pytest.approx(0.5, abs=1e-6) and not slow.accelerated
     stuck = clock_heard((0.0, 0), (1.0, 1000), (3.0, 1000))
     assert stuck.pace is None and not stuck.accelerated
 
