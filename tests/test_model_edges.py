@@ -383,6 +383,9 @@ def test_restore_for_says_when_the_clocks_code_does_not_give_the_log():
     assert "nothing explains press A" in heard[0]
     assert restore_for(recs) is not None  # nobody to tell: still the restore
     heard = []
+    restore_for(recs + [rec(9000, "warn", player="B", move=2, left_s=30)], say=heard.append)
+    assert heard[0].startswith("clock t1: 2 record(s) ") and "nothing explains press A" in heard[0]
+    heard = []
     restore_for(game(), say=heard.append)
     assert heard == []
 
@@ -436,3 +439,33 @@ def test_records_of_one_device_ms_the_newest_host_time_counts():
     assert c.device_now(104.0) == 1000
     assert c.first_heard == (E0, 0) and c.last_heard == (E0 + 0.3, 0)
     assert c.epoch_offset == E0
+
+
+def test_a_restore_after_settings_is_still_replayed():
+    """docs/protocol.md, *Power loss and restore*: the host's restore (``S``)
+    is taken by a fresh clock, also after settings (``K``) came first; the
+    replay finds both, in the order the clock took them."""
+    first = Model.from_records(game(rec(12000, "pause", player="A", move=1)))
+    values = list(first.snapshot())
+    stext = "move_s=120;warn_s=30,20,10;round_min=40;round_warn_min=10"
+    sink = model_mod._Sink()
+    app = model_mod._ModelApp(sink, "scrabble", parse("scrabble", []), 0)
+    app.host_frame(["K", "scrabble", "move_s=90"], 1000)
+    app.host_frame(["S", "scrabble", stext] + [str(v) for v in values], 1500)
+    shape = Model("scrabble", parse("scrabble", []))
+    recs = [dict(shape._as_record(e, app), session="00000002") for e in sink.events]
+    # the restore's settings differ from the K's: the clock takes them back first
+    assert [r["event"] for r in recs][:4] == ["boot", "settings", "settings", "resume"]
+    m = Model.from_records(recs, restore=("scrabble", stext, values))
+    assert m.mismatches == [] and [n for _t, n in m.inputs] == ["settings", "settings", "restore"]
+    assert m.restore_values is None  # taken once
+
+
+def test_a_straggler_after_a_boot_the_model_could_not_take_is_dropped():
+    clocks = Clocks()
+    for r in game():
+        clocks.feed(r, 100.0)
+    c = clocks.feed({"clock": "t1", "event": "boot", "t_ms": 0, "mode": "chess",
+                     "session": "00000002"}, 110.0)
+    assert c.model is None and c.previous is None
+    assert clocks.feed(rec(6000, "power_loss"), 111.0) is c and c.model is None
