@@ -9,7 +9,8 @@ samples); a change of the layout is renewed with
 ``HALLCLOCK_GOLDEN=write .venv/bin/python -m pytest tests/test_report_golden.py``
 (which also makes the logs again from their scripts, ``make_logs``).
 
-In-process and quick (no simulation at test time): this is the first file
+The text goldens come first and import no matplotlib (the plots come after
+them). In-process and quick (no simulation at test time): this is the first file
 ``make mutate`` runs against hallclock.views.report."""
 import io
 import json
@@ -201,11 +202,11 @@ def test_the_report_of_each_log_is_its_golden(name, logs, tmp_path):
     parts += ["== report in colour", printed(report.print_report, games, report.NARROW,
                                              colour=True)]
     parts += ["== csv", csv_text(games, tmp_path)]
-    for g in games:
-        if report.drawable(g):
-            parts += ["== plot of %s" % g.clock, plot_text(g)]
-    text = "\n".join(parts)
-    path = os.path.join(GOLDEN, "report_%s.txt" % name)
+    golden("report_%s.txt" % name, "\n".join(parts))
+
+
+def golden(name, text):
+    path = os.path.join(GOLDEN, name)
     if WRITE:
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
@@ -267,75 +268,6 @@ def test_the_console_is_the_pipes_width_in_a_file(monkeypatch):
     assert report.report_console().width == report.PIPE_WIDTH == 120
     monkeypatch.setenv("COLUMNS", "90")
     assert report.report_console().width == 90
-
-
-def test_the_plot_has_one_panel_per_game_with_moves(logs, tmp_path):
-    """One 10 x 4 inch panel (100 dpi) per game with a move to draw, in the
-    order of the report; the hall unit's gong-only session gets none."""
-    games = report.load_games(logs["scrabble"])
-    assert [report.drawable(g) for g in games] == [False, True, True]  # hall, table-1, table-2
-    png = tmp_path / "p.png"
-    report.write_plot(games, str(png))
-    data = png.read_bytes()
-    assert (int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")) == (1000, 800)
-    with pytest.raises(report.BadInput):
-        report.write_plot(games[:1], str(tmp_path / "hall.png"))
-    assert not (tmp_path / "hall.png").exists()
-    with pytest.raises(report.BadInput):
-        report.check_plot_name("p.PNG.jpg")
-    report.check_plot_name("P.PNG")
-
-
-def fake_move(move, **kw):
-    base = dict(move=move, player="A", used=None, limit_ms=None, overtime_ms=None, flag=False,
-                playout=None, unfinished=False, pause_list=[], start_t=None, end_t=None,
-                pauses=[], announce_t=[], start_at=None, limit=None)
-    base.update(kw)
-    return SimpleNamespace(**base)
-
-
-def fake_game(mode, moves, gongs=()):
-    return SimpleNamespace(mode=mode, moves=moves, gongs=list(gongs), warn_min=10,
-                           clock="c", session="1")
-
-
-def test_a_plot_of_short_moves_is_at_least_ten_seconds_high():
-    """Backgammon moves of a few seconds (no move limit): the axis still
-    shows 10 s, so a bar is never the whole height."""
-    ax = Figure().add_subplot()
-    report.draw_game(ax, fake_game("backgammon", [fake_move(1, used=2000),
-                                                  fake_move(2, used=3000, player="B")]))
-    assert ax.get_ylim() == (0.0, 10.0)
-    ax = Figure().add_subplot()
-    report.draw_game(ax, fake_game("backgammon", [fake_move(1, used=7500)]))
-    assert ax.get_ylim() == (0.0, 7.5 * 1.35)
-
-
-def test_the_countdown_plot_draws_each_stop_where_it_happened():
-    """The hall countdown (duplicate): the time running up to a stop, the
-    stop, the time running again; a stop at the very start has no running
-    part before it, a stop of no length draws nothing; a stop or an
-    announcement with an unknown end is left out, as is a move with no end;
-    a move after such a move is still drawn."""
-    moves = [fake_move(1, start_t=0, end_t=10000, limit_ms=180000,
-                       pauses=[[0, 2000], [5000, 5000], [None, 7000], [8000, None]],
-                       announce_t=[(None, 60), (3000, None), (4000, 30)]),
-             fake_move(2, start_t=None, end_t=12000),
-             fake_move(3, start_t=20000, end_t=26000)]
-    ax = Figure().add_subplot()
-    report.draw_game(ax, fake_game("duplicate", moves))
-    bars = [(round(p.get_x() + p.get_width() / 2, 1), round(p.get_y(), 1),
-             round(p.get_height(), 1), _color(p.get_facecolor())) for p in ax.patches]
-    run, stop = "#1f77b4ff", "#c7c7c7ff"
-    assert bars == [(1, 0, 2, stop), (1, 2, 3, run), (1, 5, 5, run), (3, 0, 6, run)]
-    assert [t.get_text() for t in ax.texts if t.get_text().startswith(("stop", "0:"))] == [
-        "stop 0:02", "0:30 left"]
-    (marker,) = [line for line in ax.lines if line.get_label() == "announced"]
-    assert list(marker.get_xdata()) == [1.42] and list(marker.get_ydata()) == [4.0]
-    assert ax.get_ylim() == (0.0, 180 * 1.25) and ax.get_xlim() == (0.4, 4.0)
-    ax = Figure().add_subplot()
-    report.draw_game(ax, fake_game("duplicate", [fake_move(1, start_t=0, end_t=4000)]))
-    assert ax.get_ylim() == (0.0, 10.0)
 
 
 def test_the_round_report_prints_the_games_without_the_header(logs):
@@ -415,6 +347,85 @@ def test_a_break_row_of_the_csv():
                         end_at=None, start_t=0, end_t=1000)
     (row,) = report.rows(csv_game([], [b], mode="backgammon"))
     assert (row["move"], row["player"], row["start_ms"], row["end_ms"]) == (0, "A", 0, 1000)
+
+
+# -- the plots (matplotlib is imported from here on) ----------------------------------
+@pytest.mark.parametrize("name", LOGS)
+def test_the_plot_of_each_log_is_its_golden(name, logs):
+    parts = []
+    for g in report.load_games(logs[name]):
+        if report.drawable(g):
+            parts += ["== plot of %s" % g.clock, plot_text(g)]
+    golden("report_%s_plot.txt" % name, "\n".join(parts))
+
+
+def test_the_plot_has_one_panel_per_game_with_moves(logs, tmp_path):
+    """One 10 x 4 inch panel (100 dpi) per game with a move to draw, in the
+    order of the report; the hall unit's gong-only session gets none."""
+    games = report.load_games(logs["scrabble"])
+    assert [report.drawable(g) for g in games] == [False, True, True]  # hall, table-1, table-2
+    png = tmp_path / "p.png"
+    report.write_plot(games, str(png))
+    data = png.read_bytes()
+    assert (int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")) == (1000, 800)
+    with pytest.raises(report.BadInput):
+        report.write_plot(games[:1], str(tmp_path / "hall.png"))
+    assert not (tmp_path / "hall.png").exists()
+    with pytest.raises(report.BadInput):
+        report.check_plot_name("p.PNG.jpg")
+    report.check_plot_name("P.PNG")
+
+
+def fake_move(move, **kw):
+    base = dict(move=move, player="A", used=None, limit_ms=None, overtime_ms=None, flag=False,
+                playout=None, unfinished=False, pause_list=[], start_t=None, end_t=None,
+                pauses=[], announce_t=[], start_at=None, limit=None)
+    base.update(kw)
+    return SimpleNamespace(**base)
+
+
+def fake_game(mode, moves, gongs=()):
+    return SimpleNamespace(mode=mode, moves=moves, gongs=list(gongs), warn_min=10,
+                           clock="c", session="1")
+
+
+def test_a_plot_of_short_moves_is_at_least_ten_seconds_high():
+    """Backgammon moves of a few seconds (no move limit): the axis still
+    shows 10 s, so a bar is never the whole height."""
+    ax = Figure().add_subplot()
+    report.draw_game(ax, fake_game("backgammon", [fake_move(1, used=2000),
+                                                  fake_move(2, used=3000, player="B")]))
+    assert ax.get_ylim() == (0.0, 10.0)
+    ax = Figure().add_subplot()
+    report.draw_game(ax, fake_game("backgammon", [fake_move(1, used=7500)]))
+    assert ax.get_ylim() == (0.0, 7.5 * 1.35)
+
+
+def test_the_countdown_plot_draws_each_stop_where_it_happened():
+    """The hall countdown (duplicate): the time running up to a stop, the
+    stop, the time running again; a stop at the very start has no running
+    part before it, a stop of no length draws nothing; a stop or an
+    announcement with an unknown end is left out, as is a move with no end;
+    a move after such a move is still drawn."""
+    moves = [fake_move(1, start_t=0, end_t=10000, limit_ms=180000,
+                       pauses=[[0, 2000], [5000, 5000], [None, 7000], [8000, None]],
+                       announce_t=[(None, 60), (3000, None), (4000, 30)]),
+             fake_move(2, start_t=None, end_t=12000),
+             fake_move(3, start_t=20000, end_t=26000)]
+    ax = Figure().add_subplot()
+    report.draw_game(ax, fake_game("duplicate", moves))
+    bars = [(round(p.get_x() + p.get_width() / 2, 1), round(p.get_y(), 1),
+             round(p.get_height(), 1), _color(p.get_facecolor())) for p in ax.patches]
+    run, stop = "#1f77b4ff", "#c7c7c7ff"
+    assert bars == [(1, 0, 2, stop), (1, 2, 3, run), (1, 5, 5, run), (3, 0, 6, run)]
+    assert [t.get_text() for t in ax.texts if t.get_text().startswith(("stop", "0:"))] == [
+        "stop 0:02", "0:30 left"]
+    (marker,) = [line for line in ax.lines if line.get_label() == "announced"]
+    assert list(marker.get_xdata()) == [1.42] and list(marker.get_ydata()) == [4.0]
+    assert ax.get_ylim() == (0.0, 180 * 1.25) and ax.get_xlim() == (0.4, 4.0)
+    ax = Figure().add_subplot()
+    report.draw_game(ax, fake_game("duplicate", [fake_move(1, start_t=0, end_t=4000)]))
+    assert ax.get_ylim() == (0.0, 10.0)
 
 
 def test_a_move_with_nothing_to_draw_leaves_the_others_drawn():
