@@ -433,3 +433,16 @@ def test_a_move_with_nothing_to_draw_leaves_the_others_drawn():
     report.draw_game(ax, fake_game("backgammon", [fake_move(1, used=None),
                                                   fake_move(2, used=4000, player="B")]))
     assert [(p.get_x() + p.get_width() / 2, p.get_height()) for p in ax.patches] == [(2.0, 4.0)]
+
+
+def test_the_limit_line_steps_where_the_limit_changed():
+    """New settings between moves (ČAS 3.2: taken when no game runs) change
+    the limit: the dashed line holds each move's limit across its bar, from
+    half a move before the first."""
+    ax = Figure().add_subplot()
+    report.draw_game(ax, fake_game("scrabble", [fake_move(1, used=30000, limit_ms=120000),
+                                                fake_move(2, used=20000, limit_ms=90000,
+                                                          player="B")]))
+    (line,) = [line for line in ax.lines if line.get_label() == "limit"]
+    assert list(line.get_xdata()) == [0.5, 1.5, 2.5]
+    assert list(line.get_ydata()) == [120.0, 120.0, 90.0] and line.get_drawstyle() == "steps-pre"
