@@ -103,11 +103,11 @@ def make_logs(tmp):
     # a power loss; a record the clock's own code does not give
     readme = sim("readme_x", README_GAME, "--clock", "x")
     cut = [dict(r, clock="cut") for r in readme[1:]]
-    lost = [dict(r, clock="lost") for r in readme[:5] if r["seq"] != 4]
+    lost = [dict(r, clock="lost") for r in readme[:6] if r["seq"] not in (4, 5)]
     lost.insert(3, {"clock": "lost", "seq": 4, "t_ms": lost[2]["t_ms"], "event": "gap",
-                    "missing": [4, 4], "session": readme[0]["session"]})
-    lost.append({"clock": "lost", "seq": 6, "t_ms": lost[-1]["t_ms"], "event": "power_loss",
-                 "session": readme[0]["session"], "last_seq": 5, "next_session": "00000002"})
+                    "missing": [4, 5], "session": readme[0]["session"]})
+    lost.append({"clock": "lost", "seq": 7, "t_ms": lost[-1]["t_ms"], "event": "power_loss",
+                 "session": readme[0]["session"], "last_seq": 6, "next_session": "00000002"})
     odd = [dict(r, clock="odd") for r in readme]
     for r in odd:
         if r["event"] == "press":
@@ -117,7 +117,8 @@ def make_logs(tmp):
         + stamp(odd, "2026-03-01T15:20:00")
     logs["accelerated"] = stamp(sim("fast", GAME, *playout, "--clock", "fast"),
                                 "2026-03-01T16:00:00", pace=100.0) \
-        + stamp(sim("slow", PLAYOUT_OVER, *playout, "--clock", "slow"), "2026-03-01T16:00:00",
+        + stamp(sim("slow", PLAYOUT_OVER, *playout, "--clock", "slow-table-24-characters"),
+                "2026-03-01T16:00:00",
                 pace=20.0)
     # no host time at all (a log written by a tool that kept none): device times
     logs["unstamped"] = [{k: v for k, v in r.items() if k != "host_time"}
