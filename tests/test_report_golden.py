@@ -113,8 +113,10 @@ def make_logs(tmp):
         if r["event"] == "press":
             r["used_ms"] += 1
             break
+    # ... and a session cut off (no end record: still running, or the log cut)
+    cutoff = [dict(r, clock="cutoff") for r in readme if r["event"] != "end"]
     logs["faults"] = stamp(cut, "2026-03-01T15:00:00") + stamp(lost, "2026-03-01T15:10:00") \
-        + stamp(odd, "2026-03-01T15:20:00")
+        + stamp(odd, "2026-03-01T15:20:00") + stamp(cutoff, "2026-03-01T15:30:00")
     logs["accelerated"] = stamp(sim("fast", GAME, *playout, "--clock", "fast"),
                                 "2026-03-01T16:00:00", pace=100.0) \
         + stamp(sim("slow", PLAYOUT_OVER, *playout, "--clock", "slow-table-24-characters"),
