@@ -362,13 +362,19 @@ def test_the_plot_of_each_log_is_its_golden(name, logs):
     golden("report_%s_plot.txt" % name, "\n".join(parts))
 
 
-def test_the_plot_has_one_panel_per_game_with_moves(logs, tmp_path):
-    """One 10 x 4 inch panel (100 dpi) per game with a move to draw, in the
-    order of the report; the hall unit's gong-only session gets none."""
+def test_the_plot_has_one_panel_per_game_with_moves(logs, tmp_path, monkeypatch):
+    """One 10 x 4 inch panel (100 dpi) per game with a move to draw, one
+    below the other in the order of the report; the hall unit's gong-only
+    session gets none."""
     games = report.load_games(logs["scrabble"])
     assert [report.drawable(g) for g in games] == [False, True, True]  # hall, table-1, table-2
+    panels = []
+    draw = report.draw_game
+    monkeypatch.setattr(report, "draw_game", lambda ax, g: (
+        panels.append((ax.get_subplotspec().get_geometry(), g.clock)), draw(ax, g)))
     png = tmp_path / "p.png"
     report.write_plot(games, str(png))
+    assert panels == [((2, 1, 0, 0), "table-1"), ((2, 1, 1, 1), "table-2")]
     data = png.read_bytes()
     assert (int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")) == (1000, 800)
     with pytest.raises(report.BadInput):
