@@ -266,6 +266,10 @@ def test_notes_of_a_narrow_table_join_runs_of_the_same_note():
     assert lines == [("2–4", "x"), ("5", "y"), ("6", "x"), ("8", "x")]
 
 
+def test_the_claims_view_of_a_log_with_no_claim_says_so():
+    assert printed(report.print_claims, [], 110) == "no overtime and no flag fall in this log\n"
+
+
 def test_the_console_is_the_pipes_width_in_a_file(monkeypatch):
     monkeypatch.delenv("COLUMNS", raising=False)
     assert report.report_console().width == report.PIPE_WIDTH == 120
