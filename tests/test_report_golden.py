@@ -344,6 +344,19 @@ def test_the_table_says_why_a_move_has_no_end():
     assert row["player"] == "" and row["used_ms"] == "" and row["used"] == "-"
 
 
+def test_a_csv_is_not_written_over_an_existing_file_without_force(logs, tmp_path):
+    """docs/host.md, *Nothing written over*: an existing file is replaced only
+    with --force."""
+    games = report.load_games(logs["scrabble"])
+    path = tmp_path / "kept.csv"
+    path.write_text("kept")
+    with pytest.raises(report.BadInput):
+        report.write_csv(games, str(path))
+    assert path.read_text() == "kept"
+    report.write_csv(games, str(path), force=True)
+    assert path.read_text() == csv_text(games, tmp_path)
+
+
 def test_a_break_row_of_the_csv():
     b = SimpleNamespace(move=None, player=None, number=2, length_ms=300000, start_at=None,
                         end_at=None, start_t=None, end_t=None)
@@ -379,6 +392,10 @@ def test_the_plot_has_one_panel_per_game_with_moves(logs, tmp_path, monkeypatch)
     png = tmp_path / "p.png"
     report.write_plot(games, str(png))
     assert panels == [((2, 1, 0, 0), "table-1"), ((2, 1, 1, 1), "table-2")]
+    png_bytes = png.read_bytes()
+    with pytest.raises(report.BadInput):  # there already: replaced only with --force
+        report.write_plot(games, str(png))
+    assert png.read_bytes() == png_bytes
     data = png.read_bytes()
     assert (int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")) == (1000, 800)
     with pytest.raises(report.BadInput):
