@@ -224,6 +224,7 @@ def test_times_are_cut_not_rounded():
     assert report.fmt_ms(34999, 1) == "0:34.9" and report.fmt_short(59999) == "0:59.9"
     assert report.fmt_ms(60000, 0) == "1:00" and report.fmt_ms(3599999) == "59:59.999"
     assert report.fmt_ms(-1500, 1) == "-0:01.5" and report.fmt_ms(0) == "0:00.000"
+    assert report.fmt_ms(-1) == "-0:00.001"
     assert report.fmt_ms(None) == "-"
     assert report.time_of_day(None) == "" and report.iso_time(None) == ""
     assert report.time_of_day(1772375405.19, True) == "14:30:05.1"
@@ -456,6 +457,11 @@ def test_the_countdown_plot_draws_each_stop_where_it_happened():
     ax = Figure().add_subplot()
     report.draw_game(ax, fake_game("duplicate", [fake_move(1, start_t=0, end_t=4000)]))
     assert ax.get_ylim() == (0.0, 10.0)
+    # an announcement of a long move's time: 1000 s left
+    ax = Figure().add_subplot()
+    report.draw_game(ax, fake_game("duplicate", [fake_move(1, start_t=0, end_t=9000,
+                                                           announce_t=[(2000, 1000)])]))
+    assert "16:40 left" in [t.get_text() for t in ax.texts]
 
 
 def test_a_move_with_nothing_to_draw_leaves_the_others_drawn():
