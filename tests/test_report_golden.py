@@ -259,6 +259,8 @@ def test_a_gong_between_moves_is_drawn_between_them():
     assert report._gong_x(game, 10, 7) == 7
     assert report._gong_x(game, None, None) == 2.5
     assert report._gong_x(SimpleNamespace(moves=[]), 10, None) == 0.5
+    three = SimpleNamespace(moves=game.moves + [SimpleNamespace(move=3, start_t=9000)])
+    assert report._gong_x(three, 9500, None) == 3.5
 
 
 def test_notes_of_a_narrow_table_join_runs_of_the_same_note():
