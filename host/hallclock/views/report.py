@@ -380,7 +380,6 @@ def draw_game(ax, game):
         if used_ is None:
             continue
         used = used_ / 1000
-        limit = m.limit_ms / 1000 if m.limit_ms else None
         over = m.overtime_ms / 1000 if m.overtime_ms and not m.flag else 0.0
         in_limit = used - over if over else used
         color = COLORS.get(m.player, "#7f7f7f")

@@ -1,0 +1,471 @@
+"""The host's model of a clock (hallclock.views.model) on its edges, in
+process and quick: the words it gives the referee for inputs and records,
+what it makes of records it cannot use, the clock's device time and time of
+day from the host's clock (the record that came fastest; an accelerated
+simulation from the round's start), sessions chained through a power loss,
+and the restore it gives ``log --restore`` (docs/protocol.md, *Power loss
+and restore*; ČAS 4.1, 6.1: the round's basic time runs on through an
+outage)."""
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from hallclock.views import model as model_mod
+from hallclock.views.model import (ACCELERATED_PACE, Clocks, ClockModel, Model, describe,
+                                   epoch_of, input_name, record_text, restore_for, same,
+                                   settings_from_json)
+from hallclock_fw.events import BTN_GONG, BTN_PAUSE, BTN_START, LONG
+from hallclock_fw.settings import parse
+
+T0 = datetime(2026, 3, 1, 14, 30, tzinfo=timezone.utc)
+E0 = T0.timestamp()
+
+
+def at(s):
+    """The ISO host time ``s`` seconds after 14:30:00 UTC."""
+    return (T0 + timedelta(seconds=s)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def rec(t_ms, event, host_s=None, session="00000001", clock="t1", **fields):
+    r = {"clock": clock, "seq": 0, "t_ms": t_ms, "event": event}
+    r.update(fields)
+    r["session"] = session
+    if host_s is not None:
+        r["host_time"] = at(host_s)
+    return r
+
+
+def boot(mode="scrabble", host_s=None, session="00000001", **settings):
+    from hallclock.catalog import settings_json
+    values = parse(mode, ["%s=%s" % kv for kv in settings.items()])
+    return rec(0, "boot", host_s, session, mode=mode, settings=settings_json(mode, values))
+
+
+def game(*more, **settings):
+    """A Scrabble game: START at 0 (start gong), A's move 1 from 2 s."""
+    return [boot(**settings), rec(0, "gong", kind="start", move=None),
+            rec(2000, "turn", player="A", move=1, limit_ms=120000)] + list(more)
+
+
+# -- words ------------------------------------------------------------------------
+def test_input_names():
+    assert input_name(None) == "tick"
+    assert input_name("restore") == "restore"
+    assert input_name(0) == "A" and input_name(1) == "B"
+    assert input_name(BTN_PAUSE | LONG) == "PAUSE long" and input_name(BTN_GONG) == "GONG"
+    assert input_name(("K", "scrabble", "move_s=90")) == "settings"
+    assert input_name(("N", 3, 0)) == "round" and input_name(("S", "scrabble")) == "restore"
+    assert input_name(("end",)) == "end"
+
+
+def test_record_text_names_every_part_a_referee_reads():
+    assert record_text({"event": "turn", "player": "A", "move": 3, "limit_ms": 120000}) \
+        == "turn A move 3 limit 2:00"
+    assert record_text({"event": "gong", "kind": "end", "move": None}) == "gong end"
+    assert record_text({"event": "boot", "mode": "duplicate", "move": 1}) == "boot duplicate"
+    assert record_text({"event": "end", "move": 4}) == "end"
+    assert record_text({"event": "boot"}) == "boot ?"
+    assert record_text({}) == "?"
+    assert record_text({"event": "press", "player": "B", "move": 0, "used_ms": 61500,
+                        "bank_ms": 500000}) == "press B move 0 bank 8:20 used 1:02"  # the clock's digits
+    assert record_text({"event": "break", "player": "A", "break_ms": 300000}) \
+        == "break A break 5:00"
+    assert record_text({"event": "warn", "move": 2, "left_s": 0}) == "warn move 2 0 s left"
+    assert record_text({"event": "playout", "step": "last_move", "limit_ms": "x"}) \
+        == "playout last_move"
+    assert record_text({"event": "gap", "missing": [4, 9]}) == "gap missing [4, 9]"
+    assert record_text({"event": "pause", "missing": [4, 9]}) == "pause"
+    assert describe({"event": "end", "t_ms": 12000}) == "end at t=12000"
+
+
+def test_same_is_every_field_of_the_clocks_event():
+    assert same({"event": "turn", "t_ms": 5, "player": "A"},
+                {"event": "turn", "t_ms": 5, "player": "A", "seq": 9, "clock": "x"})
+    assert not same({"event": "turn", "t_ms": 5, "player": "A"},
+                    {"event": "turn", "t_ms": 5, "player": "B"})
+    assert not same({"event": "turn", "t_ms": 5}, {"event": "turn", "t_ms": 6})
+
+
+def test_settings_and_host_times_that_cannot_be_read():
+    with pytest.raises(ValueError):
+        settings_from_json("scrabble", [("move_s", 90)])
+    s = settings_from_json("scrabble", {"warn_s": [40, 5]})
+    assert s["warn_s"] == (40, 5)
+    assert epoch_of(None) is None and epoch_of("") is None and epoch_of(1772375400) is None
+    assert epoch_of("yesterday") is None
+    assert epoch_of("2026-03-01T14:30:00.250Z") == E0 + 0.25
+    assert epoch_of("2026-03-01T15:30:00+01:00") == E0
+
+
+# -- the model of one session -------------------------------------------------------
+def test_a_boot_with_a_mode_no_clock_has_is_refused():
+    with pytest.raises(ValueError):
+        Model.from_boot({"event": "boot", "t_ms": 0, "mode": "chess", "settings": {}})
+    with pytest.raises(ValueError):
+        Model.from_records([rec(0, "turn")])
+    with pytest.raises(ValueError):
+        Model.from_records([])
+
+
+def test_records_that_are_not_the_clocks_change_nothing():
+    m = Model.from_records(game())
+    bad = m.feed({"event": "turn", "t_ms": "soon"})
+    assert [x.kind for x in bad] == ["bad_record"] and m.records == 3
+    assert m.feed({"event": 7, "t_ms": 9000})[0].kind == "bad_record"
+    # the clock's own figures, and the host's notes: nothing to replay, no mismatch
+    assert m.feed(rec(9000, "health", loop_max_ms=3)) == []
+    assert m.feed(rec(9500, "note", text="laptop lid closed")) == []
+    assert m.records == 5 and m.t_ms == 9500 and m.mismatches == [bad[0]] + m.mismatches[1:]
+    # an older record does not move the model's time back
+    assert m.feed(rec(4000, "health")) == [] and m.t_ms == 9500
+    f = m.face()
+    assert f.t_ms == 9500 and f.displays == (" 1:53", " 2:00") and f.player == "A"
+
+
+def test_the_face_before_any_move_and_at_the_end():
+    m = Model.from_records([boot()])
+    f = m.face()
+    assert f.player is None and f.move is None and not f.running and not f.ended
+    assert f.mode == "scrabble" and f.left_ms is None or isinstance(f.left_ms, int)
+    m = Model.from_records(game())
+    assert m.end_t_ms is None and not m.ended  # a session still running has no end
+    m.feed(rec(32000, "end"))
+    assert m.end_t_ms == 32000 and m.ended
+    f = m.face(60000)
+    assert f.t_ms == 32000 and f.ended and not f.running and f.move == 1
+    assert f.as_dict()["displays"] == f.displays == (" 1:30", " 2:00")
+    assert "Face(scrabble t=32000" in repr(f)
+
+
+def test_a_face_asked_for_the_past_is_the_newest():
+    """The model moves forward only: a time before the newest record is read as it."""
+    m = Model.from_records(game(rec(12000, "pause", player="A", move=1)))
+    assert m.face(5000).t_ms == 12000 and m.face(5000).displays == m.face().displays
+    assert m.face(12000).paused
+
+
+def test_a_warning_due_between_records_is_on_the_face():
+    """Between records the model's clock runs as the device's loop: at 30 s
+    left (92 000) A's display shows 0:30 on that very ms, 0:31 one ms before."""
+    m = Model.from_records(game())
+    assert m.face(91999).displays[0] == " 0:31"
+    assert m.face(92000).displays[0] == " 0:30"
+    assert m.face(92000).left_ms == 30000
+    # nothing was fed: the model itself stands at its last record
+    assert m.t_ms == 2000 and m.face().displays[0] == " 2:00"
+
+
+def test_events_the_clock_gave_that_the_log_lacks_are_flushed_by_a_power_loss():
+    m = Model.from_records(game())
+    assert m.feed(rec(5000, "press", player="A", move=1, used_ms=3000)) == []
+    bad = m.feed(rec(6000, "power_loss", last_seq=4, next_session="00000002"))
+    assert [x.kind for x in bad] == ["not_logged"] and "turn B move 2" in bad[0].text
+    assert m.power_lost and m.ended and m.end_t_ms == 6000 and m.queue == []
+    late = m.feed(rec(7000, "press", player="B", move=2, used_ms=2000))
+    assert [x.kind for x in late] == ["unexplained"] and "after the power loss" in late[0].text
+
+
+def test_the_restore_sent_is_kept_from_the_power_loss_record():
+    m = Model.from_records(game())
+    m.feed(rec(6000, "power_loss", restore={"mode": "scrabble", "settings": "move_s=120",
+                                            "values": [1, 0, 116000]}))
+    assert m.restore_sent == ("scrabble", "move_s=120", [1, 0, 116000])
+    m2 = Model.from_records(game())
+    m2.feed(rec(6000, "power_loss", restore={"mode": "scrabble", "values": "1,0"}))
+    assert m2.restore_sent is None
+
+
+def test_the_inputs_found_are_named_in_order():
+    """A press of A ends A's move (press, turn); the replay names it."""
+    m = Model.from_records(game(rec(5000, "press", player="A", move=1, used_ms=3000),
+                                rec(5000, "turn", player="B", move=2, limit_ms=120000)))
+    assert m.mismatches == []
+    assert m.inputs == [(0, "START"), (2000, "B"), (5000, "A")]
+
+
+def test_a_restore_with_nothing_started_is_none():
+    m = Model.from_records([boot()])
+    assert m.snapshot() is None and m.restore_frame() is None
+
+
+def test_the_snapshot_counts_the_round_at_the_halls_time():
+    """The player's time stops when last heard; the round's runs on to the
+    hall's time (ČAS 4.1, 6.1)."""
+    m = Model.from_records(game(rec(12000, "pause", player="A", move=1)))
+    plain = m.snapshot()
+    later = m.snapshot(None, 72000)
+    assert plain != later and plain[:2] == later[:2]
+    assert m.restore_frame(None, 72000) != m.restore_frame()
+
+
+# -- every clock of a log -----------------------------------------------------------
+def test_the_device_time_now_runs_on_from_the_newest_record():
+    clocks = Clocks()
+    c = clocks.feed(boot(), 100.0)
+    assert c.device_now(100.0) == 0
+    clocks.feed(rec(2000, "turn", player="A", move=1, limit_ms=120000), 102.0)
+    assert c.device_now(101.0) == 2000  # a host clock that went back counts nothing
+    assert c.device_now(102.0004) == 2000 and c.device_now(102.0006) == 2001
+    assert c.device_now(None) == 2000
+    # an older record (a resend) neither moves the time back nor restarts it
+    clocks.feed(rec(1000, "health"), 110.0)
+    assert c.device_now(112.0) == 12000 and c.records == 3
+    clocks.feed(rec(5000, "end"), 112.0)
+    assert c.device_now(500.0) == 5000  # the session ended: it stands
+    assert clocks.get("t1") is c and clocks.get("t2") is None and list(clocks) == [c]
+    fresh = ClockModel("x")
+    assert fresh.device_now(5.0) is None and fresh.face(5.0) is None
+
+
+def test_a_bad_boot_is_kept_as_the_reason_and_the_next_boot_clears_it():
+    clocks = Clocks()
+    c = clocks.feed({"clock": "t1", "event": "boot", "t_ms": "x", "mode": "chess",
+                     "session": "00000001"}, 1.0)
+    assert c.model is None and "chess" in c.error and c.last_t == 0
+    assert c.face(2.0) is None
+    clocks.feed(rec(500, "turn", player="A", move=1, limit_ms=120000), 2.0)
+    assert c.records == 2 and c.last_t == 500
+    c = clocks.feed(boot(session="00000002"), 3.0)
+    assert c.error is None and c.model is not None and c.session == "00000002"
+
+
+def test_sessions_chain_through_a_power_loss():
+    """A power loss's record comes with (or after) the next session's boot: it
+    still belongs to the old session; other stragglers of it are dropped."""
+    clocks = Clocks()
+    for r in game():
+        clocks.feed(r, 100.0)
+    c = clocks.get("t1")
+    old = c.model
+    clocks.feed(boot(session="00000002"), 110.0)
+    assert c.previous is None  # a boot without a power loss: no chain
+    clocks = Clocks()
+    for r in game():
+        clocks.feed(r, 100.0)
+    c = clocks.get("t1")
+    old = c.model
+    clocks.feed(rec(6000, "power_loss", restore={"mode": "scrabble", "settings": "move_s=120",
+                                                 "values": [1, 0, 116000]}), 106.0)
+    assert old.power_lost
+    c = clocks.feed(boot(session="00000002"), 110.0)
+    assert c.previous is old and c.model.restore_values == ("scrabble", "move_s=120",
+                                                           [1, 0, 116000])
+    # a straggler of the old session is not fed to the new one
+    clocks.feed(rec(9000, "press", player="A", move=1, used_ms=7000), 111.0)
+    assert c.model.records == 1 and c.records == 6
+
+
+def test_a_power_loss_record_after_the_next_boot_still_ends_the_old_session():
+    clocks = Clocks()
+    for r in game():
+        clocks.feed(r, 100.0)
+    c = clocks.get("t1")
+    c.feed(boot(session="00000002"), 110.0)
+    new = c.model
+    # the power loss of the session before, logged late: the current model is not it
+    c.feed(rec(6000, "power_loss"), 111.0)
+    assert not new.power_lost
+    # ... but a power loss of the current session, named by its session, is fed
+    c.feed(rec(7000, "power_loss", session="00000002"), 112.0)
+    assert new.power_lost
+
+
+def test_gongs_and_announcements_are_kept_with_their_host_time():
+    clocks = Clocks()
+    c = clocks.feed(boot("duplicate", 0.0), None)
+    clocks.feed(rec(1000, "dup_start", 1.0, move=1, limit_ms=180000), None)
+    clocks.feed(rec(61000, "announce", 61.0, move=1, left_s=120), None)
+    clocks.feed(rec(70000, "gong", 70.0, kind="manual", move=1), None)
+    assert c.announcements == [(61000, 1, 120, E0 + 61.0)]
+    assert c.gongs == [(70000, "manual", 1, E0 + 70.0)]
+    c = clocks.feed(boot("duplicate", 80.0, session="00000002"), None)
+    assert c.gongs == [] and c.announcements == []
+
+
+def clock_heard(*pairs, event="turn"):
+    """A ClockModel that heard records at (host s after 14:30, device ms)."""
+    c = ClockModel("t1")
+    c.feed(boot(host_s=pairs[0][0]), None)
+    for s, t in pairs[1:]:
+        c.feed(rec(t, "health" if event != "round" else "round", s), None)
+    return c
+
+
+def test_the_time_of_day_is_anchored_by_the_fastest_record():
+    """The record with the least link delay (smallest host time - device
+    time) tells the device's time best."""
+    c = clock_heard((0.05, 0), (10.02, 10000), (20.5, 20000))
+    assert c.epoch_offset == pytest.approx(E0 + 0.02, abs=1e-6)
+    assert c.time_of_day(30000) == pytest.approx(E0 + 30.02, abs=1e-6)
+    assert c.time_of_day("x") is None and ClockModel("y").time_of_day(5) is None
+    assert not c.accelerated and c.pace == pytest.approx((20.0 - 10.0) / (20.5 - 10.02), abs=1e-6)
+
+
+def test_the_pace_is_measured_from_a_second_after_the_first_record():
+    """A backlog sent at once says nothing of the pace; from the first record
+    a second after the first, the device ran 100 s in the host's 1 s."""
+    c = clock_heard((0.0, 0), (0.5, 60000), (1.0, 100000))
+    assert c.pace_from == (E0 + 1.0, 100000) and c.pace is None  # no host second yet
+    c.feed(rec(200000, "health", 1.999), None)
+    assert c.pace is None
+    c.feed(rec(200000, "health", 2.0), None)
+    assert c.pace == pytest.approx(100.0, abs=1e-6) and c.accelerated
+    assert c.first_heard == (E0, 0) and c.last_heard == (E0 + 2.0, 200000)
+    slow = clock_heard((0.0, 0), (1.0, 1000), (2.0, 1500))  # half the host's pace
+    assert slow.pace == pytest.approx(0.5, abs=1e-6) and not slow.accelerated
+    stuck = clock_heard((0.0, 0), (1.0, 1000), (3.0, 1000))
+    assert stuck.pace is None and not stuck.accelerated
+
+
+def test_a_clock_twice_as_fast_as_the_host_is_a_simulation():
+    """A real clock's time runs at the host's pace (1.0, give or take its
+    crystal and the link); ``simulate --speed 2`` runs at 2: accelerated."""
+    assert clock_heard((0.0, 0), (1.0, 1000), (3.0, 5000)).accelerated
+    assert not clock_heard((0.0, 0), (1.0, 1000), (3.0, 3000)).accelerated
+    assert not clock_heard((0.0, 0), (1.0, 1000), (3.0, 3800)).accelerated
+    assert ACCELERATED_PACE == 1.5
+
+
+def test_accelerated_is_beyond_one_and_a_half_times_the_host():
+    at_limit = clock_heard((0.0, 0), (1.0, 1000), (3.0, 1000 + int(2000 * ACCELERATED_PACE)))
+    assert at_limit.pace == ACCELERATED_PACE and not at_limit.accelerated
+    beyond = clock_heard((0.0, 0), (1.0, 1000), (3.0, 1000 + int(2000 * ACCELERATED_PACE) + 2))
+    assert beyond.accelerated
+
+
+def test_an_accelerated_simulations_time_of_day_counts_from_the_rounds_start():
+    """At 100 x: the host time of the round's record plus the clock's own
+    time since it (the report's header says the times are simulated)."""
+    c = ClockModel("t1")
+    c.feed(boot(host_s=0.0), None)
+    c.feed(rec(50000, "health", 0.5), None)
+    c.feed(rec(100000, "round", 1.0, round=3, elapsed_ms=0), None)
+    c.feed(rec(300000, "health", 3.0), None)
+    c.feed(rec(350000, "round", 3.5, round=4, elapsed_ms=0), None)  # only the first counts
+    assert c.accelerated and c.round_heard == (E0 + 1.0, 100000)
+    assert c.time_of_day(160000) == pytest.approx(E0 + 1.0 + 60.0, abs=1e-6)
+    d = clock_heard((0.0, 0), (0.5, 50000), (1.0, 100000), (2.0, 200000))  # no round: from the first record
+    assert d.accelerated and d.time_of_day(160000) == pytest.approx(E0 + 160.0, abs=1e-6)
+
+
+# -- log --restore -------------------------------------------------------------------
+def test_restore_for_needs_a_session_with_its_boot():
+    assert restore_for([]) is None
+    assert restore_for([rec(0, "turn", player="A", move=1)]) is None
+    assert restore_for([{"event": "boot", "t_ms": 0, "mode": "chess"}]) is None
+    assert restore_for(game()[:1]) is None  # nothing had started
+
+
+def test_restore_for_counts_the_round_on_through_the_outage():
+    """The player's time as last heard; the round's at the last record plus
+    the wall time since it was stored (ČAS 4.1, 6.1)."""
+    recs = game(rec(12000, "pause", 12.0, player="A", move=1),
+                rec(13000, "power_loss", 13.0))  # the power loss is not the clock's
+    mode, stext, values = restore_for(recs, wall=E0 + 12.0 + 60.0)
+    assert mode == "scrabble" and stext.startswith("move_s=120")
+    m = Model.from_records(recs[:-1])
+    assert values == list(m.snapshot(None, 12000 + 60000))
+    assert restore_for(recs, wall=E0 + 72.0)[2] != restore_for(recs, wall=E0 + 12.0)[2]
+    # a wall clock behind the record's host time counts no time back
+    assert restore_for(recs, wall=E0)[2] == list(m.snapshot(None, 12000))
+    # no host time stored: the round as last heard
+    plain = [dict(r) for r in recs]
+    for r in plain:
+        r.pop("host_time", None)
+    assert restore_for(plain, wall=E0 + 999.0)[2] == list(m.snapshot(None, None))
+
+
+def test_restore_for_says_when_the_clocks_code_does_not_give_the_log():
+    heard = []
+    recs = game(rec(5000, "press", player="A", move=1, used_ms=2999))  # 3000 by the clock
+    assert restore_for(recs, say=heard.append) is not None
+    assert len(heard) == 1 and heard[0].startswith("clock t1: 1 record(s) ")
+    assert "nothing explains press A" in heard[0]
+    assert restore_for(recs) is not None  # nobody to tell: still the restore
+    heard = []
+    restore_for(recs + [rec(9000, "warn", player="B", move=2, left_s=30)], say=heard.append)
+    assert heard[0].startswith("clock t1: 2 record(s) ") and "nothing explains press A" in heard[0]
+    heard = []
+    restore_for(game(), say=heard.append)
+    assert heard == []
+
+
+def test_likely_inputs_first_then_every_other_once():
+    order = model_mod._likely_first({"event": "press", "player": "B"})
+    assert order[:2] == (1, 0) and sorted(order) == sorted(model_mod.INPUTS)
+    order = model_mod._likely_first({"event": "gong", "player": None})
+    assert order[:2] == (BTN_START, BTN_GONG) and len(order) == len(model_mod.INPUTS)
+    assert model_mod._likely_first({"event": "resume"})[0] == BTN_PAUSE
+    assert model_mod._likely_first({"event": "x"}) == model_mod.INPUTS
+
+
+def test_a_model_fed_nothing_stands_at_device_time_zero():
+    m = Model("scrabble", parse("scrabble", []))
+    assert m.t_ms == 0 and m.records == 0 and m.face().t_ms == 0
+    assert m.inputs == [] and m.mismatches == [] and m.boot is None
+    assert repr(model_mod.Mismatch("gap", 5, text="events lost")) == \
+        "Mismatch(gap at 5: events lost)"
+
+
+def test_the_limit_runs_out_on_its_exact_ms_between_records():
+    """5.1.4: on the ms the limit runs out (2 000 + 120 000) the clock is in
+    overtime, shown at 0:00; one ms before it is not."""
+    m = Model.from_records(game())
+    before, on = m.face(121999), m.face(122000)
+    assert not before.overtime and before.running and before.left_ms == 1
+    assert on.overtime and on.displays[0] == " 0:00"
+
+
+def test_a_settings_or_round_record_the_clock_cannot_give_is_unexplained():
+    m = Model.from_records(game())
+    bad = m.feed(rec(3000, "settings", mode="scrabble", settings={"move_s": -5}))
+    assert [x.kind for x in bad] == ["unexplained"]
+    bad = m.feed(rec(3500, "settings", mode="chess", settings={}))
+    assert [x.kind for x in bad] == ["unexplained"]
+    bad = m.feed(rec(4000, "round", round=3))  # no elapsed_ms
+    assert [x.kind for x in bad] == ["unexplained"]
+    bad = m.feed(rec(4500, "round", round="3", elapsed_ms=0))
+    assert [x.kind for x in bad] == ["unexplained"]
+    assert m.face(5000).displays[0] == " 1:57"  # A's move ran on untouched
+
+
+def test_records_of_one_device_ms_the_newest_host_time_counts():
+    """Several records of one device ms (START: the boot, the start gong):
+    the device time now runs from the newest's arrival; the session's first
+    heard is the first that came, its last heard the newest."""
+    clocks = Clocks()
+    c = clocks.feed(dict(boot(host_s=0.0)), 100.0)
+    clocks.feed(rec(0, "gong", 0.3, kind="start", move=None), 103.0)
+    assert c.device_now(104.0) == 1000
+    assert c.first_heard == (E0, 0) and c.last_heard == (E0 + 0.3, 0)
+    assert c.epoch_offset == E0
+
+
+def test_a_restore_after_settings_is_still_replayed():
+    """docs/protocol.md, *Power loss and restore*: the host's restore (``S``)
+    is taken by a fresh clock, also after settings (``K``) came first; the
+    replay finds both, in the order the clock took them."""
+    first = Model.from_records(game(rec(12000, "pause", player="A", move=1)))
+    values = list(first.snapshot())
+    stext = "move_s=120;warn_s=30,20,10;round_min=40;round_warn_min=10"
+    sink = model_mod._Sink()
+    app = model_mod._ModelApp(sink, "scrabble", parse("scrabble", []), 0)
+    app.host_frame(["K", "scrabble", "move_s=90"], 1000)
+    app.host_frame(["S", "scrabble", stext] + [str(v) for v in values], 1500)
+    shape = Model("scrabble", parse("scrabble", []))
+    recs = [dict(shape._as_record(e, app), session="00000002") for e in sink.events]
+    # the restore's settings differ from the K's: the clock takes them back first
+    assert [r["event"] for r in recs][:4] == ["boot", "settings", "settings", "resume"]
+    m = Model.from_records(recs, restore=("scrabble", stext, values))
+    assert m.mismatches == [] and [n for _t, n in m.inputs] == ["settings", "settings", "restore"]
+    assert m.restore_values is None  # taken once
+
+
+def test_a_straggler_after_a_boot_the_model_could_not_take_is_dropped():
+    clocks = Clocks()
+    for r in game():
+        clocks.feed(r, 100.0)
+    c = clocks.feed({"clock": "t1", "event": "boot", "t_ms": 0, "mode": "chess",
+                     "session": "00000002"}, 110.0)
+    assert c.model is None and c.previous is None
+    assert clocks.feed(rec(6000, "power_loss"), 111.0) is c and c.model is None
