@@ -535,3 +535,109 @@ def test_a_burst_of_stale_resend_requests_owes_one_gap_frame():
     dev.send(0)
     out = uart.take()
     assert out.count(b"G 00000001 13*") == 1 and out.count(b"\n") <= link_mod._BURST
+
+
+# -- the ring reserved at boot, the host's I frame, health texts, acks ---------
+def _sent(dev, now, passes=20):
+    """Every frame the link sends in ``passes`` polls, as token lists."""
+    out = []
+    for _ in range(passes):
+        poll(dev, now)
+        out += [protocol.check(protocol.unframe(ln + b"\n"))
+                for ln in dev.uart.take().split(b"\n") if ln]
+    return out
+
+
+def _events(frames):
+    return [t for t in frames if t and t[0] == "E"]
+
+
+def test_the_ring_reserved_at_boot_is_the_one_the_link_keeps():
+    """hw/device.py reserves the ring before the clock's code is imported
+    (docs/micropython.md, the board's heap): the DeviceLink of that capacity
+    takes that very block, of 3 072 bytes (docs/protocol.md "Ring
+    capacity"); a second reserve() allocates nothing more; a link of another
+    capacity leaves it and makes its own."""
+    saved = link_mod._RESERVED[:]
+    try:
+        del link_mod._RESERVED[:]
+        link_mod.reserve()
+        block = link_mod._RESERVED[0]
+        link_mod.reserve()
+        assert link_mod._RESERVED == [block]
+        other = DeviceLink(FakeUART(), "00000001", "t1", "scrabble", SETTINGS, "v", 0,
+                           capacity=link_mod.CAPACITY // 2)
+        assert other.ring is not block and link_mod._RESERVED == [block]
+        assert len(other.ring) * other.ring.itemsize == 3072 // 2
+        dev = DeviceLink(FakeUART(), "00000001", "t1", "scrabble", SETTINGS, "v", 0)
+        assert dev.ring is block and link_mod._RESERVED == []
+        assert len(dev.ring) * dev.ring.itemsize == 3072 and list(dev.ring) == [0] * 768
+        again = DeviceLink(FakeUART(), "00000001", "t1", "scrabble", SETTINGS, "v", 0)
+        assert again.ring is not block and len(again.ring) == 768  # none reserved: its own
+    finally:
+        link_mod._RESERVED[:] = saved
+
+
+def test_the_host_asks_who_the_clock_is_with_an_i_frame():
+    """docs/protocol.md: a new link owes nothing; the host's I frame (and no
+    other frame) makes the loop owe a health event with the versions."""
+    dev = DeviceLink(FakeUART(), "00000001", "t1", "scrabble", SETTINGS, "v", 0)
+    assert dev.info_owed is False
+    for frame in (protocol.ack("00000001", 0), protocol.command(1), protocol.maintenance()):
+        dev.uart.feed(frame)
+        dev.receive(0)
+    assert dev.info_owed is False
+    dev.uart.feed(protocol.info())
+    dev.receive(0)
+    assert dev.info_owed is True
+
+
+def test_the_boots_health_report_carries_no_text_unless_the_host_asks():
+    r = Runner("scrabble", parse("scrabble", []), [])
+    out = b""
+    for _ in range(10):
+        r.step()
+        out += r.take_output()
+    frames = [protocol.check(protocol.unframe(ln + b"\n")) for ln in out.split(b"\n") if ln]
+    health = [t for t in _events(frames) if int(t[4]) == EV_HEALTH]
+    assert health and {t[2] for t in health} == {"2"}, health  # (resent: no host acks)
+    assert all(len(t) == 9 for t in health), health  # its figures, no text
+
+
+def test_only_the_latest_health_report_is_resent_with_its_text():
+    """A resend gives each event as it was; of the health reports only the
+    latest keeps its text (the clock holds one), an older one goes out with
+    its figures alone."""
+    dev = DeviceLink(FakeUART(), "00000001", "t1", "scrabble", SETTINGS, "v", 0)
+    dev.emit(0, EV_TURN, 0, 1, 120000, 0)
+    for n, text in ((2, "fw=a"), (3, "fw=b")):
+        dev.health_seq, dev.health_text = n, text  # as App.health does before its emit
+        dev.emit(10 * n, EV_HEALTH, 100 * n, 2, 3, 4)
+    dev.emit(40, EV_TURN, 1, 2, 120000, 0)
+    first = _events(_sent(dev, 0))
+    assert [int(t[2]) for t in first] == [1, 2, 3, 4]
+    dev.uart.feed(protocol.resend("00000001", 1))
+    again = _events(_sent(dev, 1))
+    for got in (first, again):
+        by_seq = {int(t[2]): t for t in got}
+        assert len(by_seq[1]) == 9 and len(by_seq[4]) == 9  # not health: no text
+        assert len(by_seq[2]) == 9  # an older report: its figures alone
+        assert by_seq[3][9] == "fw=b" and len(by_seq[3]) == 10
+
+
+def test_an_ack_that_catches_up_with_a_resend_skips_what_it_acknowledged():
+    """The host stored events the clock is resending (an ack of an earlier
+    send arrives during a resend): the resend goes on after the acked event,
+    never sends an acknowledged one again."""
+    dev = DeviceLink(FakeUART(), "00000001", "t1", "scrabble", SETTINGS, "v", 0)
+    for i in range(5):
+        dev.emit(i, EV_TURN, i & 1, i + 1, 120000, 0)
+    assert [int(t[2]) for t in _events(_sent(dev, 0))] == [1, 2, 3, 4, 5]
+    dev.uart.feed(protocol.resend("00000001", 1))
+    poll(dev, 1)  # the resend starts: 1 and 2 go out again
+    resent = _events([protocol.check(protocol.unframe(ln + b"\n"))
+                      for ln in dev.uart.take().split(b"\n") if ln])
+    assert [int(t[2]) for t in resent] == list(range(1, link_mod._BURST + 1))
+    dev.uart.feed(protocol.ack("00000001", link_mod._BURST + 1))  # caught up to the next
+    rest = _events(_sent(dev, 2))
+    assert [int(t[2]) for t in rest] == list(range(link_mod._BURST + 2, 6))
