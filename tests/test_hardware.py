@@ -425,10 +425,15 @@ def test_esp32_builds_the_panel_from_board(monkeypatch):
     fake_select = types.SimpleNamespace(POLLIN=1, poll=lambda: types.SimpleNamespace(
         register=lambda *a: None, ipoll=lambda ms: iter(())))
     monkeypatch.setitem(sys.modules, "select", fake_select)
+    import importlib
+    import hallclock_fw.hw as hw_pkg
     for m in ("hallclock_fw.hw.esp32", "hallclock_fw.hw.tm1637"):
         sys.modules.pop(m, None)
+        # (the package keeps a module an earlier test imported on its own
+        # fakes as an attribute, which ``from ... import`` would take)
+        monkeypatch.delattr(hw_pkg, m.rsplit(".", 1)[1], raising=False)
     try:
-        from hallclock_fw.hw import esp32
+        esp32 = importlib.import_module("hallclock_fw.hw.esp32")
         hw = esp32.ESP32()
     finally:
         for m in ("hallclock_fw.hw.esp32", "hallclock_fw.hw.tm1637"):

@@ -345,9 +345,14 @@ def _esp32_on_fakes(monkeypatch, esp32_mod):
         monkeypatch.delitem(sys.modules, "esp32", raising=False)
     else:
         monkeypatch.setitem(sys.modules, "esp32", esp32_mod)
+    import importlib
+    import hallclock_fw.hw as hw_pkg
     sys.modules.pop("hallclock_fw.hw.esp32", None)
+    # (not ``from hallclock_fw.hw import esp32``: that takes the package's
+    # attribute, a module an earlier test imported on its own fake machine)
+    monkeypatch.delattr(hw_pkg, "esp32", raising=False)
     try:
-        from hallclock_fw.hw import esp32 as board_hw
+        board_hw = importlib.import_module("hallclock_fw.hw.esp32")
     finally:
         sys.modules.pop("hallclock_fw.hw.esp32", None)
     hw = board_hw.ESP32.__new__(board_hw.ESP32)
