@@ -78,3 +78,15 @@ def board():
     """A virtual MicroPython board at its REPL."""
     with virtual_board() as path:
         yield path
+
+
+@pytest.fixture
+def utc(monkeypatch):
+    """Times of day are the report machine's local time: UTC in the tests
+    that ask for it (reports, claims, the referee's views)."""
+    import time
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()

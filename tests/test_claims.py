@@ -7,7 +7,6 @@ time of day), and plots a referee can read."""
 import csv
 import json
 import re
-import time
 
 import pytest
 
@@ -28,14 +27,8 @@ SAMPLES = __import__("os").path.join(__import__("os").path.dirname(hallclock.__f
 README_GAME = "0       press START\n1500    press B\n47200   press A\n300000  end\n"
 
 
-@pytest.fixture(autouse=True)
-def utc(monkeypatch):
-    """Times of day are the report machine's local time: UTC in these tests."""
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
+# times of day are the report machine's local time: UTC here (conftest.utc)
+pytestmark = pytest.mark.usefixtures("utc")
 
 
 def simulate(tmp_path, text, *extra, name="game"):

@@ -16,7 +16,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 
 import pytest
 from hypothesis import HealthCheck, given, seed, settings
@@ -32,17 +31,7 @@ GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
 LOG = os.path.join(GOLDEN, "readme_round3.jsonl")
 
 
-@pytest.fixture
-def utc():
-    old = os.environ.get("TZ")
-    os.environ["TZ"] = "UTC"
-    time.tzset()
-    yield
-    if old is None:
-        del os.environ["TZ"]
-    else:
-        os.environ["TZ"] = old
-    time.tzset()
+# (the utc fixture: tests/conftest.py)
 
 
 def round_text(width):

@@ -54,15 +54,8 @@ def game_log(tmp_path_factory):
     return log
 
 
-@pytest.fixture(autouse=True)
-def utc(monkeypatch):
-    """Times of day are the report machine's local time: UTC in these tests."""
-    import time
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
+# times of day are the report machine's local time: UTC here (conftest.utc)
+pytestmark = pytest.mark.usefixtures("utc")
 
 
 def moves_by_number(games):

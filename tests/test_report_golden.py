@@ -15,7 +15,6 @@ them). In-process and quick (no simulation at test time): this is the first file
 import io
 import json
 import os
-import time
 from datetime import datetime, timedelta
 from types import SimpleNamespace
 
@@ -41,14 +40,8 @@ PLAYOUT_OVER = ("0 press START\n1000 press B\n200000 press A\n290000 press B\n"
                 "490000 end\n")
 
 
-@pytest.fixture(autouse=True)
-def utc(monkeypatch):
-    """Times of day are the report machine's local time: UTC in these tests."""
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
+# times of day are the report machine's local time: UTC here (conftest.utc)
+pytestmark = pytest.mark.usefixtures("utc")
 
 
 # -- the logs (made once; kept as files) ------------------------------------------
