@@ -12,7 +12,12 @@ from hallclock.commands.backgammon import forfeited, penalty_points
 from hallclock.vboard.vdev.runner import RUNNING, Runner
 from hallclock_fw.hw.buttons import DEBOUNCE_MS
 from hallclock_fw.settings import parse
-from hallclock_fw.signals import P_BREAK, P_BREAK_END, P_EXPIRED, P_REFUSED
+from hallclock_fw.events import EV_BREAK, EV_BREAK_END, EV_EXPIRED, EV_REFUSED
+from hallclock_fw.signals import signal_for
+
+# the patterns the clock plays for these events (signals.py's own table)
+P_BREAK, P_BREAK_END, P_EXPIRED, P_REFUSED = (
+    signal_for(code, 0, 1, 0)[0] for code in (EV_BREAK, EV_BREAK_END, EV_EXPIRED, EV_REFUSED))
 
 SAMPLE = os.path.join(ROOT, "host", "hallclock", "samples", "backgammon_match.txt")
 HOST = ("clock", "seq", "host_time", "session")

@@ -5,10 +5,10 @@ the CPython-only property tests)."""
 from hallclock.vboard.vdev.fakes import FakePin
 from hallclock_fw.core.timing import ticks_add, ticks_diff
 from hallclock_fw.display import BLANK, MINUS, render, render_playout
-from hallclock_fw.events import LONG
+from hallclock_fw.events import EV_WARN, LONG
 from hallclock_fw.hw.buttons import Buttons
 from hallclock_fw.hw.tm1637 import TM1637
-from hallclock_fw.signals import P_WARN_20, PatternPlayer
+from hallclock_fw.signals import PatternPlayer, signal_for
 
 from .harness import WRAP_START
 
@@ -156,7 +156,7 @@ class Out:
 def test_pattern_player_switches_at_the_pattern_edges():
     out = Out()
     p = PatternPlayer(out)
-    p.play(P_WARN_20, WRAP_START)  # 2000 Hz: 120 on, 120 off, 120 on
+    p.play(signal_for(EV_WARN, 0, 1, 20)[0], WRAP_START)  # 2000 Hz: 120 on, 120 off, 120 on
     edges = []
     ms = 0
     while p.active():
