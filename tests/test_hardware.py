@@ -29,7 +29,7 @@ ESP32_GPIOS = set(range(0, 34)) - {20, 24, 28, 29, 30, 31} | INPUT_ONLY
 def board_pins():
     """name -> GPIO for every signal of board.py."""
     pins = {"BTN_" + n: board.BUTTONS[i] for i, n in enumerate(BUTTON_NAMES)}
-    pins.update(BUZZER=board.BUZZER, LED_A=board.LED_A, LED_B=board.LED_B, HALL=board.HALL,
+    pins.update(BUZZER=board.BUZZER, LED_A=board.LEDS[0], LED_B=board.LEDS[1], HALL=board.HALL,
                 DISP_A_CLK=board.DISPLAYS[0][0], DISP_A_DIO=board.DISPLAYS[0][1],
                 DISP_B_CLK=board.DISPLAYS[1][0], DISP_B_DIO=board.DISPLAYS[1][1])
     return pins
@@ -46,7 +46,9 @@ def test_board_pins_are_safe_and_distinct():
         assert gpio not in USB_SERIAL, "%s on the USB serial pin %d" % (name, gpio)
         assert gpio not in INPUT_ONLY, "%s on input-only pin %d (no pull-up)" % (name, gpio)
     # every constant of board.py is one of these signals (nothing unchecked)
-    consts = {k: v for k, v in vars(board).items() if k.isupper() and isinstance(v, int)}
+    # (a pin used only in board.py is a private const: _LED_A is LED_A)
+    consts = {k.lstrip("_"): v for k, v in vars(board).items()
+              if k.isupper() and isinstance(v, int)}
     assert consts == {k: v for k, v in pins.items() if k in consts}
     assert set(consts.values()) == set(used)
 
@@ -107,7 +109,7 @@ def test_diagram_matches_board_pin_for_pin(diagram):
         assert nets.is_ground(btn + ":2.l"), name + " button must switch to GND"
     assert nets.esp_gpio("buzzer:2") == {board.BUZZER}
     assert nets.is_ground("buzzer:1")
-    for side, gpio in (("A", board.LED_A), ("B", board.LED_B)):
+    for side, gpio in (("A", board.LEDS[0]), ("B", board.LEDS[1])):
         r = "r_led_" + side
         ends = [nets.esp_gpio(r + ":1"), nets.esp_gpio(r + ":2")]
         assert {gpio} in ends, "LED %s resistor not on GPIO %d" % (side, gpio)
