@@ -502,7 +502,7 @@ def test_device_loop_runs_the_clock_event_driven():
     hw.press(2000, BTN_B)
     app = play_device(hw, 2000 + 60_000 + 3000)
     assert app.link.clock == "table-7" and app.settings["move_s"] == 60
-    assert hw.brightness == config.DEFAULT_BRIGHTNESS
+    assert hw.brightness == config._DEFAULT_BRIGHTNESS  # the file gives none: the default
     starts = [ticks_diff(t, START) for t, f in hw.leds[0].changes if f]
     starts = [t for t in starts if t > 10_000]  # after the start gong's flashes
     # B's press at 2000 starts A's 60 s: warnings at 30, 40, 50 s in, expiry at 60

@@ -1,6 +1,6 @@
 """What a 4-digit clock display shows, as digit codes (pure, allocation-free).
 
-Codes 0-9 are digits, ``MINUS`` a dash, ``BLANK`` nothing, ``LETTER_P`` a P
+Codes 0-9 are digits, ``MINUS`` a dash, ``BLANK`` nothing, ``_LETTER_P`` a P
 (the play-out step: ``P- 1`` .. ``P- 3``, ``P---`` when it is over).  Time shows as
 M:SS (or MM:SS) rounded up, so 0:00 appears only when the time is out; from
 100 minutes on as HH:MM.  Overtime shows as -M:SS, counting up.
@@ -9,7 +9,7 @@ from micropython import const
 
 MINUS = const(10)
 BLANK = const(11)
-LETTER_P = const(12)
+_LETTER_P = const(12)
 # every code as a character (the fakes' text; set-up's labels use the letters,
 # codes 13 on; hw/tm1637.py SEGMENTS has a pattern for each, in this order)
 CHARS = "0123456789- PAbCdEFGHLnorStUyich"
@@ -54,7 +54,7 @@ def render(ms, buf):
 
 def render_playout(step, buf):
     """Fill ``buf`` with the play-out step (0-2: ``P- 1``..``P- 3``; 3: ``P---``)."""
-    buf[0] = LETTER_P
+    buf[0] = _LETTER_P
     buf[1] = MINUS
     if step >= 3:
         buf[2] = MINUS

@@ -23,23 +23,27 @@ defaults are used and ``error`` says what was wrong, with its line number (the
 device shows it on the console and sounds the refusal signal).
 """
 from .. import settings as settings_mod
+from micropython import const
+
 from ..names import MAX_NAME, name_error  # noqa: F401 (MAX_NAME: for callers)
 
-DEFAULT_MODE = "scrabble"
-DEFAULT_BRIGHTNESS = 7
+# private consts: no interned name on the board (this module is dropped after
+# boot, its names are not: docs/micropython.md "The heap model")
+_DEFAULT_MODE = const("scrabble")
+_DEFAULT_BRIGHTNESS = const(7)
 # the hall network's keys: all of them, or none (then the USB serial link)
-NET_KEYS = ("wifi_ssid", "wifi_password", "broker", "hall", "user", "password", "key",
-            "hall_key")
+_NET_KEYS = const(("wifi_ssid", "wifi_password", "broker", "hall", "user", "password", "key",
+                   "hall_key"))
 
 
 class Config:
     def __init__(self, clock):
         self.clock = clock
-        self.mode = DEFAULT_MODE
-        self.settings = settings_mod.defaults(DEFAULT_MODE)
-        self.brightness = DEFAULT_BRIGHTNESS
+        self.mode = _DEFAULT_MODE
+        self.settings = settings_mod.defaults(_DEFAULT_MODE)
+        self.brightness = _DEFAULT_BRIGHTNESS
         self.error = None
-        self.net = {}  # {key: text} of NET_KEYS when the clock is on Wi-Fi, else None
+        self.net = {}  # {key: text} of _NET_KEYS when the clock is on Wi-Fi, else None
         self.net = None
 
 
@@ -83,12 +87,12 @@ def parse(text, default_clock, name="hallclock.cfg"):
                 return _fail(cfg, default_clock,
                              "%s:%d: brightness %r is not 0-7" % (name, lineno, value))
             cfg.brightness = int(value)
-        elif key in NET_KEYS:
+        elif key in _NET_KEYS:
             net[key] = value
         else:
             pairs.append((lineno, key + "=" + value))
     if net:
-        missing = [k for k in NET_KEYS if k not in net]
+        missing = [k for k in _NET_KEYS if k not in net]
         if missing:
             return _fail(cfg, default_clock, "%s: the hall network needs %s too" % (
                 name, ", ".join(missing)))
