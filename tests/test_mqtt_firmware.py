@@ -13,6 +13,7 @@ import pytest
 from hallclock_fw import mqtt, protocol, seal
 from hallclock_fw.hw import config
 from hallclock_fw.netlink import _BACKOFF_MAX_MS, _BACKOFF_MIN_MS, NetLink
+from hallclock_fw.whytext import words
 
 FIRMWARE = pathlib.Path(__file__).resolve().parent.parent / "firmware"
 KEY = "00112233445566778899aabbccddeeff"
@@ -94,7 +95,7 @@ def test_refused_connection_says_why(code, why):
     c.start(FakeSock(bytes((0x20, 2, 0, code))), 0)
     c.poll(1)
     c.poll(2)
-    assert c.state == mqtt.DEAD and c.why == "refused: " + why
+    assert c.state == mqtt.DEAD and words(c.why) == "refused: " + why
 
 
 def test_no_connack_gives_up_after_the_timeout():
@@ -121,7 +122,7 @@ def test_keepalive_pings_then_notices_a_silent_broker():
     c.poll(15000)
     assert c.state == mqtt.UP
     c.poll(15001)
-    assert c.state == mqtt.DEAD and c.why == "the broker went silent"
+    assert c.state == mqtt.DEAD and words(c.why) == "the broker went silent"
 
 
 def test_a_publish_too_long_for_the_clock_is_skipped_and_the_rest_taken():
@@ -139,7 +140,7 @@ def test_another_packet_too_long_for_the_clock_ends_the_connection():
     c.start(FakeSock(CONNACK_OK + mqtt._packet(0x90, b"\x00\x01" + b"\x00" * 600), chunk=256), 0)
     for now in range(5):
         c.poll(now)
-    assert c.state == mqtt.DEAD and "too long" in c.why
+    assert c.state == mqtt.DEAD and "too long" in words(c.why)
 
 
 def test_publish_refused_when_down_or_the_queue_is_full():
@@ -313,7 +314,7 @@ def test_wifi_link_joins_connects_and_drops_with_the_wifi(wifi_module):
     wlan.up = False
     t[0] += 10
     link.any()
-    assert not link.connected() and link.client.sock is None and link.why == "link dropped"
+    assert not link.connected() and link.client.sock is None and words(link.why) == "link dropped"
     srv.close()
     for c in conns:
         c.close()
@@ -335,3 +336,23 @@ def test_no_recv_when_the_socket_has_nothing():
         c.poll(now)
     assert len(calls) == 100
     s.recv = recv
+
+
+def test_every_reason_the_link_can_end_has_words_for_the_host():
+    """The clock keeps only a number for why its link ended (no string on its
+    heap); the host turns each one the firmware can give into words."""
+    import re
+    from hallclock_fw import whytext
+    codes = {}
+    for module in ("mqtt.py", "netlink.py"):
+        src = (FIRMWARE / "hallclock_fw" / module).read_text()
+        codes.update((name, int(v)) for name, v in re.findall(r"^(_W_\w+) = const\((\d+)\)", src,
+                                                               re.M))
+    assert len(codes) == 19 and len(set(codes.values())) == len(codes)  # one code a reason
+    for name, code in codes.items():
+        assert whytext.words(code) in whytext.WORDS.values() or "%" in whytext.WORDS[code], name
+    assert set(codes.values()) == set(whytext.WORDS)
+    assert whytext.words(whytext.REFUSED | 4 << 5) == "refused: bad user name or password"
+    assert whytext.words(whytext.REFUSED | 9 << 5) == "refused: 9"
+    assert whytext.words(3 | 104 << 5) == "send failed (104)"
+    assert whytext.words(None) is None and whytext.words(31) == "link failure 31"

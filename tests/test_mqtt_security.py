@@ -24,6 +24,7 @@ from hallclock.link.logfile import read_records  # noqa: E402
 from hallclock.net.mqtt import BrokerClient  # noqa: E402
 from hallclock_fw import mqtt, protocol  # noqa: E402
 from hallclock_fw.netlink import topic  # noqa: E402
+from hallclock_fw.whytext import words
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +70,7 @@ def firmware_connect(hall, user, password):
         now += 1
         c.poll(now)
         time.sleep(0.005)
-    state, why = c.state, c.why
+    state, why = c.state, words(c.why)
     c.close()
     return state, why
 

@@ -40,6 +40,24 @@ CONNECTING = const(1)  # CONNECT sent or waiting to go, no SUBACK yet
 UP = const(2)  # CONNACK 0 and SUBACK received: publish and receive
 DEAD = const(3)  # the connection failed or was refused (see ``why``)
 
+# why a connection ended (``why``): a code, a detail (errno, CONNACK code,
+# packet type) << 5; the words are the host's (whytext.py), not the clock's heap
+_W_NO_ANSWER = const(1)
+_W_SILENT = const(2)
+_W_SEND = const(3)
+_W_LOST = const(4)
+_W_CLOSED = const(5)
+_W_LENGTH = const(6)
+_W_TOO_LONG = const(7)
+_W_MALFORMED = const(8)
+_W_PUBLISH = const(9)
+_W_CONNACK = const(10)
+_W_REFUSED = const(11)
+_W_SUB_REFUSED = const(12)
+_W_SUBACK = const(13)
+_W_PUBREL = const(14)
+_W_PINGRESP = const(15)
+_W_UNEXPECTED = const(16)
 _CONNECT_MS = const(5000)  # no CONNACK and SUBACK by then: give up on this socket
 # one incoming packet at most: the longest host frame (protocol.MAX_LINE, 160)
 # sealed (about 60 more) on its topic (about 40) and its header fit
@@ -129,7 +147,7 @@ class Client:
         self.on_message = on_message
         self.sock = None
         self.state = IDLE
-        self.why = None  # a short text when DEAD
+        self.why = None  # when DEAD: a code (whytext.py has its words)
         self.out = []  # bytes objects waiting for the socket, oldest first
         self.out_n = 0
         self.rx = bytearray(_RX_MAX)
@@ -212,7 +230,7 @@ class Client:
         if sock is None:
             return self.state
         if self.state == CONNECTING and ticks_diff(now, self.last_out) > _CONNECT_MS:
-            self._fail("no answer from the broker")
+            self._fail(_W_NO_ANSWER)
             return self.state
         self._flush()
         if self.sock is not None and (self.readable is None or self.readable(sock)):
@@ -221,7 +239,7 @@ class Client:
             k = self.keepalive_ms
             quiet = ticks_diff(now, self.heard)
             if quiet > k + k // 2:
-                self._fail("the broker went silent")
+                self._fail(_W_SILENT)
             elif not self.pinged and (ticks_diff(now, self.last_out) >= k // 2
                                       or quiet >= k // 2):
                 self.pinged = True
@@ -239,7 +257,7 @@ class Client:
                 n = sock.send(data)
             except OSError as e:
                 if e.args[0] not in (11, 107, 114, 115):
-                    self._fail("send failed (%s)" % e.args[0])
+                    self._fail(_W_SEND | e.args[0] << 5)
                 return
             if n is None:  # MicroPython: nothing taken
                 return
@@ -259,12 +277,12 @@ class Client:
                 data = sock.recv(_RECV)
             except OSError as e:
                 if e.args[0] not in (11, 107, 114, 115):
-                    self._fail("connection lost (%s)" % e.args[0])
+                    self._fail(_W_LOST | e.args[0] << 5)
                 return
             if data is None:  # MicroPython non-blocking: nothing there
                 return
             if not data:
-                self._fail("the broker closed the connection")
+                self._fail(_W_CLOSED)
                 return
             self.heard = now
             self.pinged = False
@@ -287,13 +305,13 @@ class Client:
                 while self.sock is not None and self.rxn >= 2:
                     head, size = split(rx, self.rxn)
                     if head < 0:
-                        self._fail("bad packet length")
+                        self._fail(_W_LENGTH)
                     if head <= 0:
                         break
                     end = head + size
                     if end > _RX_MAX:
                         if rx[0] >> 4 != 3 or not self.connacked:
-                            self._fail("a packet too long for the clock")
+                            self._fail(_W_TOO_LONG)
                             break
                         self.skipped += 1  # a message no frame could fill: skipped, not stored
                         self.skip = end - self.rxn
@@ -304,7 +322,7 @@ class Client:
                     try:
                         self._packet(rx[0], bytes(memoryview(rx)[head:end]))
                     except (IndexError, ValueError):  # a packet shorter than its own fields
-                        self._fail("a malformed packet")
+                        self._fail(_W_MALFORMED)
                     rest = self.rxn - end
                     rx[0:rest] = rx[end:self.rxn]
                     self.rxn = rest
@@ -321,14 +339,14 @@ class Client:
             qos = (first >> 1) & 3
             at = 2 + ((body[0] << 8) | body[1]) if n > 1 else n + 1
             if not self.connacked or qos == 3 or at > n:
-                self._fail("a malformed PUBLISH")
+                self._fail(_W_PUBLISH)
                 return
             topic = body[2:at]
             if qos:
                 pid = body[at:at + 2]
                 at += 2
                 if at > n or pid == b"\x00\x00":
-                    self._fail("a malformed PUBLISH")
+                    self._fail(_W_PUBLISH)
                     return
                 # QoS 1: PUBACK; QoS 2: PUBREC (its PUBREL gets PUBCOMP below)
                 self._queue((b"\x40\x02" if qos == 1 else b"\x50\x02") + pid)
@@ -337,13 +355,11 @@ class Client:
         elif kind == 2:  # CONNACK: once, first, 2 bytes, no session (we ask a clean one)
             if first != 0x20 or n != 2 or self.connacked or self.state != CONNECTING \
                     or body[0] != 0 and body[1] == 0:
-                self._fail("a malformed CONNACK")
+                self._fail(_W_CONNACK)
                 return
             code = body[1]
             if code:
-                why = ("", "protocol version", "client id", "server unavailable",
-                       "bad user name or password", "not authorized")
-                self._fail("refused: %s" % (why[code] if code < 6 else code))
+                self._fail(_W_REFUSED | code << 5)
                 return
             self.connacked = True
             if self.topics:
@@ -354,20 +370,20 @@ class Client:
         elif kind == 9:  # SUBACK: to our one SUBSCRIBE (id 1), a code per topic
             if first != 0x90 or not self.connacked or self.state != CONNECTING \
                     or n != 2 + len(self.topics) or body[0] != 0 or body[1] != 1:
-                self._fail("a malformed SUBACK")
+                self._fail(_W_SUBACK)
                 return
             for code in body[2:]:
                 if code & 0x80:
-                    self._fail("subscription refused")
+                    self._fail(_W_SUB_REFUSED)
                     return
             self.state = UP
         elif kind == 6:  # PUBREL (of a QoS 2 message): PUBCOMP
             if first != 0x62 or n != 2 or not self.connacked:
-                self._fail("a malformed PUBREL")
+                self._fail(_W_PUBREL)
                 return
             self._queue(b"\x70\x02" + body)
         elif kind == 13:  # PINGRESP
             if first != 0xD0 or n:
-                self._fail("a malformed PINGRESP")
+                self._fail(_W_PINGRESP)
         else:  # CONNECT, SUBSCRIBE, PINGREQ ... or PUBACK/PUBREC/PUBCOMP to our QoS 0
-            self._fail("a packet a broker does not send us (type %d)" % kind)
+            self._fail(_W_UNEXPECTED | kind << 5)

@@ -39,6 +39,10 @@ from .core.timing import ticks_add, ticks_diff
 from .events import BTN_GONG, BTN_PAUSE, BTN_START
 
 # ``_NAME = const()``: no interned name, no RAM on the board (docs/micropython.md)
+# why the link is down, past mqtt.py's own codes (whytext.py has the words)
+_W_CONNECT = const(17)
+_W_NO_WIFI = const(18)
+_W_DROPPED = const(19)
 _BACKOFF_MIN_MS = const(250)
 _BACKOFF_MAX_MS = const(8000)
 _INBOX_MAX = const(1024)  # bytes from the host not yet read by the DeviceLink
@@ -101,7 +105,7 @@ class NetLink:
         self.was_up = False
         self.connects = 0  # connections made (the first one included)
         self.failures = 0
-        self.why = None  # why the last connection ended (for the console)
+        self.why = None  # why the last connection ended: a code (whytext.py)
         self.dropped_in = 0  # host bytes dropped (inbox full)
 
     # -- the uart the DeviceLink sees -----------------------------------------
@@ -198,10 +202,10 @@ class NetLink:
             try:
                 sock = self.opener(now)
             except OSError as e:
-                self._lost("cannot connect (%s)" % e.args[0], now)
+                self._lost(_W_CONNECT | e.args[0] << 5, now)
                 return
             if sock is None:
-                self._lost("no Wi-Fi network", now)
+                self._lost(_W_NO_WIFI, now)
                 return
             c.start(sock, now)
         c.poll(now)
@@ -229,7 +233,7 @@ class NetLink:
         """The socket is gone under us (Wi-Fi dropped): close it, reconnect
         with backoff."""
         self.client.close()
-        self._lost("link dropped", now)
+        self._lost(_W_DROPPED, now)
 
     def close(self):
         self.client.disconnect()

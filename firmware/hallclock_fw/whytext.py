@@ -1,0 +1,48 @@
+"""Why the hall-network link ended, as words: for the host only (``hallclock
+simulate``'s message, the tests).  The clock keeps a number (``mqtt.Client.why``,
+``NetLink.why``): a code in the low 5 bits, a detail (an errno, a CONNACK
+return code, a packet type) above them, so a failure costs the clock's heap
+no string (docs/micropython.md "The heap model").  Never imported on the clock.
+
+The codes are the ``_W_*`` consts of mqtt.py and netlink.py (tests/test_mqtt_firmware.py
+checks that every one of them has its words here).
+"""
+# code: the words (``%d``: the detail)
+WORDS = {
+    1: "no answer from the broker",
+    2: "the broker went silent",
+    3: "send failed (%d)",
+    4: "connection lost (%d)",
+    5: "the broker closed the connection",
+    6: "bad packet length",
+    7: "a packet too long for the clock",
+    8: "a malformed packet",
+    9: "a malformed PUBLISH",
+    10: "a malformed CONNACK",
+    11: "refused: %s",
+    12: "subscription refused",
+    13: "a malformed SUBACK",
+    14: "a malformed PUBREL",
+    15: "a malformed PINGRESP",
+    16: "a packet a broker does not send us (type %d)",
+    17: "cannot connect (%d)",
+    18: "no Wi-Fi network",
+    19: "link dropped",
+}
+# CONNACK return codes 1-5 (MQTT 3.1.1 section 3.2.2.3)
+REFUSALS = ("", "protocol version", "client id", "server unavailable",
+            "bad user name or password", "not authorized")
+REFUSED = 11
+
+
+def words(why):
+    """The words for a link's ``why`` (None: none)."""
+    if why is None:
+        return None
+    code, detail = why & 31, why >> 5
+    text = WORDS.get(code)
+    if text is None:
+        return "link failure %d" % why
+    if code == REFUSED:
+        return text % (REFUSALS[detail] if 0 < detail < len(REFUSALS) else detail)
+    return text % detail if "%" in text else text
