@@ -43,3 +43,19 @@ def test_bad_settings_are_refused(mode, pairs, words):
     with pytest.raises(settings.SettingsError) as err:
         settings.parse(mode, pairs)
     assert words in str(err.value)
+
+
+def test_every_settings_error_code_has_its_words():
+    """settings.py raises codes (no error text on the clock's heap); every
+    code has its words in settingswords.py, the one place they are written."""
+    import pathlib
+    import re
+    from hallclock_fw import settingswords
+    src = (pathlib.Path(settings.__file__)).read_text()
+    codes = dict((n, int(v)) for n, v in re.findall(r"^(_E_\w+) = const\((\d+)\)", src, re.M))
+    assert len(set(codes.values())) == len(codes) == 14
+    assert set(codes.values()) == set(settingswords.WORDS)
+    used = set(re.findall(r"SettingsError\((_E_\w+)", src))
+    assert used == set(codes)  # every code is raised somewhere
+    # a plain message (a mode of the host's own, tests/toymode.py) is shown as it is
+    assert str(settings.SettingsError("move_s must be 1 to 3600")) == "move_s must be 1 to 3600"

@@ -7,6 +7,8 @@ settings frame.  Whole numbers follow the protocol's one grammar
 (``protocol.to_int``: an optional ``-`` and ASCII digits, nothing else, no
 spaces), the same on every interpreter.
 """
+from micropython import const
+
 from .protocol import to_int
 
 DELAY_KINDS = ("simple", "bronstein", "fischer")
@@ -14,15 +16,42 @@ DELAY_KINDS = ("simple", "bronstein", "fischer")
 # The modes' catalogue (MODES, SPEC) is the table ROWS at the end of this file.
 
 
+# What is wrong, as a code (the words: settingswords.py, loaded only when an
+# error is shown: on the host, or on the clock for a bad hallclock.cfg at boot;
+# a refused host frame is a reason code in the log, never words on the heap)
+_E_WHOLE = const(1)
+_E_SCORE_FORM = const(2)
+_E_ONE_OF = const(3)
+_E_KIND = const(4)
+_E_MODE = const(5)
+_E_PAIR = const(6)
+_E_KEY = const(7)
+_E_LOW = const(8)
+_E_HIGH = const(9)
+_E_BETWEEN = const(10)
+_E_TWICE = const(11)
+_E_ROUND_WARN = const(12)
+_E_SCORE = const(13)
+_E_BANK = const(14)
+
+
 class SettingsError(ValueError):
-    pass
+    """``SettingsError(code, values...)``: a setting refused; ``str()`` gives
+    the words (a plain text message is taken as it is, too)."""
+
+    def __str__(self):
+        args = self.args
+        if not args or not isinstance(args[0], int):
+            return ValueError.__str__(self)
+        from .settingswords import WORDS
+        return WORDS[args[0]] % args[1:]
 
 
 def _int(key, text):
     try:
         return to_int(text)
     except ValueError:
-        raise SettingsError("%s: %r is not a whole number" % (key, text))
+        raise SettingsError(_E_WHOLE, key, text)
 
 
 def _parse_value(key, kind, text):
@@ -35,14 +64,13 @@ def _parse_value(key, kind, text):
     if kind == "score":
         parts = text.split("-")
         if len(parts) != 2:
-            raise SettingsError("%s: %r is not a score like 3-5" % (key, text))
+            raise SettingsError(_E_SCORE_FORM, key, text)
         return (_int(key, parts[0]), _int(key, parts[1]))
     if kind == "delay":
         if text not in DELAY_KINDS:
-            raise SettingsError(
-                "%s: %r is not one of %s" % (key, text, ", ".join(DELAY_KINDS)))
+            raise SettingsError(_E_ONE_OF, key, text, ", ".join(DELAY_KINDS))
         return text
-    raise SettingsError("%s: unknown kind %s" % (key, kind))
+    raise SettingsError(_E_KIND, key, kind)
 
 
 def format_value(kind, value):
@@ -56,7 +84,7 @@ def format_value(kind, value):
 
 def _spec(mode):
     if mode not in SPEC:
-        raise SettingsError("unknown mode %r (modes: %s)" % (mode, ", ".join(MODES)))
+        raise SettingsError(_E_MODE, mode, ", ".join(MODES))
     return SPEC[mode]
 
 
@@ -73,15 +101,14 @@ def parse(mode, pairs):
     values = defaults(mode)
     for pair in pairs:
         if "=" not in pair:
-            raise SettingsError("%r is not KEY=VALUE" % pair)
+            raise SettingsError(_E_PAIR, pair)
         key, text = pair.split("=", 1)
         kind = None
         for name, k, _d in spec:
             if name == key:
                 kind = k
         if kind is None:
-            raise SettingsError("%s is not a setting of mode %s (settings: %s)" % (
-                key, mode, ", ".join(s[0] for s in spec)))
+            raise SettingsError(_E_KEY, key, mode, ", ".join(s[0] for s in spec))
         values[key] = _parse_value(key, kind, text)
     validate(mode, values)
     return values
@@ -119,10 +146,10 @@ MAX_BANK_MS = 86400 * 1000
 
 def _positive(values, key, low=1):
     if values[key] < low:
-        raise SettingsError("%s must be at least %d, not %d" % (key, low, values[key]))
+        raise SettingsError(_E_LOW, key, low, values[key])
     high = _MAX.get(key)
     if high is not None and values[key] > high:
-        raise SettingsError("%s must be at most %d, not %d" % (key, high, values[key]))
+        raise SettingsError(_E_HIGH, key, high, values[key])
 
 
 def _below(values, key, limit_key):
@@ -130,10 +157,9 @@ def _below(values, key, limit_key):
     seen = []
     for v in values[key]:
         if v <= 0 or v >= limit:
-            raise SettingsError("%s: %d is not between 1 and %s-1 (%d)" % (
-                key, v, limit_key, limit - 1))
+            raise SettingsError(_E_BETWEEN, key, v, limit_key, limit - 1)
         if v in seen:
-            raise SettingsError("%s: %d is given twice" % (key, v))
+            raise SettingsError(_E_TWICE, key, v)
         seen.append(v)
     values[key] = tuple(sorted(values[key], reverse=True))
 
@@ -144,8 +170,7 @@ def _check_scrabble(values):
     _positive(values, "round_min")
     _positive(values, "round_warn_min", 0)
     if values["round_warn_min"] >= values["round_min"]:
-        raise SettingsError("round_warn_min (%d) must be less than round_min (%d)" % (
-            values["round_warn_min"], values["round_min"]))
+        raise SettingsError(_E_ROUND_WARN, values["round_warn_min"], values["round_min"])
 
 
 def _check_duplicate(values):
@@ -162,13 +187,10 @@ def _check_backgammon(values):
     a, b = values["score"]
     for who, pts in (("A", a), ("B", b)):
         if pts < 0 or pts >= values["match"]:
-            raise SettingsError(
-                "score: %s has %d points, but a %d-point match is over at %d "
-                "(each score must be 0 to %d)" % (
-                    who, pts, values["match"], values["match"], values["match"] - 1))
+            raise SettingsError(_E_SCORE, who, pts, values["match"], values["match"],
+                                values["match"] - 1)
     if bank_ms(values) > MAX_BANK_MS:
-        raise SettingsError("the bank would be %d s; at most %d s (24 h) per player" % (
-            bank_ms(values) // 1000, MAX_BANK_MS // 1000))
+        raise SettingsError(_E_BANK, bank_ms(values) // 1000, MAX_BANK_MS // 1000)
 
 
 def validate(mode, values):
@@ -177,7 +199,7 @@ def validate(mode, values):
         if row[0] == mode:
             row[2](values)
             return
-    raise SettingsError("unknown mode %r (modes: %s)" % (mode, ", ".join(MODES)))
+    raise SettingsError(_E_MODE, mode, ", ".join(MODES))
 
 
 # The catalogue of modes: one row a mode, in the order set-up, help texts and
