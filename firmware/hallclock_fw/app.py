@@ -33,6 +33,12 @@ _REASON_GAME_RUNNING = const(1)
 _REASON_BAD_SETTINGS = const(2)
 _REASON_ROUND_STARTED = const(3)
 _SETUP_HOLD_MS = const(5000)  # PAUSE held this long while no game runs: set-up
+# A pass that took a message from the hall network sends nothing; its frames
+# go in a pass this much later, after the loop's collection in between
+# (hw/device.py _GC_IDLE_MS is less): the garbage of a message taken (about
+# 1.5 KB: its MQTT packet, the seal checked) and of a frame sent (about
+# 1.4 KB: sealed, published) never add up on the heap (docs/micropython.md).
+_SPLIT_MS = const(20)
 
 
 class App:
@@ -44,6 +50,10 @@ class App:
         self.core = make_core(mode, settings, self._event)
         self.link = DeviceLink(uart, sid, clock, mode,
                                settings_mod.format_text(mode, settings), VERSION, now)
+        # the hall network's link counts the messages it took (``took``); on
+        # it a pass either takes the host's messages or sends (_SPLIT_MS)
+        self.taker = uart if hasattr(uart, "took") else None
+        self.split = False  # the last pass took a message: this one only sends
         self.ended = False
         self.events = 0
         self.view = False  # new settings wait for a player's press (ČAS 3.2)
@@ -91,13 +101,21 @@ class App:
             code = buttons.poll(now)
         if self.armed or self.setup_next:
             self._setup_hold(now)
-        if self.link.receive(now):
+        link = self.link
+        taker = self.taker
+        took = taker.took if taker is not None else 0
+        if self.split:
+            self.split = False  # a pass that sends: the host's bytes wait for the next
+        elif link.receive(now):
             self.commands(now)
         if not self.ended:
             self.core.tick(now)
         panel.update(now)
         self.refresh(now)
-        self.link.send(now)  # this pass's events leave in this pass
+        if taker is not None and taker.took != took:
+            self.split = True  # a message taken: this pass's frames go _SPLIT_MS later
+        else:
+            link.send(now)  # this pass's events leave in this pass
 
     def commands(self, now):
         """Every command the host sent, in the order it arrived."""
@@ -123,6 +141,8 @@ class App:
         due = earliest(now, due, self.panel.next_deadline(now))
         due = earliest(now, due, self.panel.buttons.next_deadline(now))
         due = earliest(now, due, self.link.next_deadline(now))  # sends, resends
+        if self.split:
+            due = earliest(now, due, ticks_add(now, _SPLIT_MS))
         if self.armed:  # set-up opens when PAUSE has been held long enough
             due = earliest(now, due, ticks_add(self.panel.buttons.held[BTN_PAUSE],
                                                _SETUP_HOLD_MS))

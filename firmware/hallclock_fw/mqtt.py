@@ -214,6 +214,7 @@ class Client:
         head.extend(topic)
         self._queue(head)
         self._queue(payload)
+        self._flush()  # out now: not at the next pass's poll, which may be a second away
         return True
 
     def disconnect(self):

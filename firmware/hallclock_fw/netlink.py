@@ -91,6 +91,7 @@ class NetLink:
         self.down_ctr = 0  # the host's counter last taken (D)
         self.all_ctr = 0  # the referee's counter last taken (A)
         self.refused = 0  # messages dropped: bad tag, stale, or not the sender's right
+        self.took = 0  # messages from the broker looked at (the App's pass split, app.py)
         self.nudged = ticks_add(ticks(), -_NUDGE_MS)
         # the last will: the broker tells every host on our up topic that the
         # link is lost when the connection dies without a goodbye (Wi-Fi gone);
@@ -150,6 +151,7 @@ class NetLink:
     def _message(self, topic, body):
         """A message from the broker: into the inbox only if sealed by its
         sender, fresh, and within that sender's rights."""
+        self.took += 1
         if topic == self.down_topic:
             got = seal.open_sealed(self.mac, b"D", body)
             if got is None:

@@ -49,7 +49,7 @@ from ..app import App  # noqa: E402
 from ..core.timing import ticks_add, ticks_diff  # noqa: E402
 from ..events import BTN_PAUSE, NULL  # noqa: E402
 
-_GC_IDLE_MS = const(15)  # collect only when the next pass is at least this far away
+_GC_IDLE_MS = const(10)  # collect only when the next pass is at least this far away
 _GC_EVERY_MS = const(900)  # ... and at most about once a second,
 _GC_GARBAGE = const(1024)  # ... unless this much garbage built up (a burst of resends)
 # [collections the loop started, heap in use just before the last one, tick
