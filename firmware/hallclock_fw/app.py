@@ -33,8 +33,9 @@ _REASON_GAME_RUNNING = const(1)
 _REASON_BAD_SETTINGS = const(2)
 _REASON_ROUND_STARTED = const(3)
 _SETUP_HOLD_MS = const(5000)  # PAUSE held this long while no game runs: set-up
-# A pass that took a message from the hall network sends nothing; its frames
-# go in a pass this much later, after the loop's collection in between
+# On the hall network a pass that took a message sends nothing, and no pass
+# takes or sends this soon after one that did: the network's work waits for
+# a pass this much later, after the loop's collection in between
 # (hw/device.py _GC_IDLE_MS is less): the garbage of a message taken (about
 # 1.5 KB: its MQTT packet, the seal checked) and of a frame sent (about
 # 1.4 KB: sealed, published) never add up on the heap (docs/micropython.md).
@@ -53,7 +54,8 @@ class App:
         # the hall network's link counts the messages it took (``took``); on
         # it a pass either takes the host's messages or sends (_SPLIT_MS)
         self.taker = uart if hasattr(uart, "took") else None
-        self.split = False  # the last pass took a message: this one only sends
+        self.split = False  # this pass left the network's work to a later one
+        self.io_at = ticks_add(now, -_SPLIT_MS)  # the last pass that took or sent
         self.ended = False
         self.events = 0
         self.view = False  # new settings wait for a player's press (ČAS 3.2)
@@ -103,19 +105,28 @@ class App:
             self._setup_hold(now)
         link = self.link
         taker = self.taker
+        # on the hall network a pass takes messages or sends frames, at most
+        # once every _SPLIT_MS (a collection between: app.py _SPLIT_MS)
+        io = taker is None or ticks_diff(now, self.io_at) >= _SPLIT_MS
         took = taker.took if taker is not None else 0
-        if self.split:
-            self.split = False  # a pass that sends: the host's bytes wait for the next
-        elif link.receive(now):
+        self.split = False
+        if io and link.receive(now):
             self.commands(now)
         if not self.ended:
             self.core.tick(now)
         panel.update(now)
         self.refresh(now)
-        if taker is not None and taker.took != took:
-            self.split = True  # a message taken: this pass's frames go _SPLIT_MS later
-        else:
+        if taker is None:
             link.send(now)  # this pass's events leave in this pass
+        elif not io or taker.took != took:
+            if io:
+                self.io_at = now  # a message taken: this pass's frames wait
+            self.split = True
+        else:
+            sent = taker.sent
+            link.send(now)
+            if taker.sent != sent:
+                self.io_at = now
 
     def commands(self, now):
         """Every command the host sent, in the order it arrived."""
@@ -141,8 +152,8 @@ class App:
         due = earliest(now, due, self.panel.next_deadline(now))
         due = earliest(now, due, self.panel.buttons.next_deadline(now))
         due = earliest(now, due, self.link.next_deadline(now))  # sends, resends
-        if self.split:
-            due = earliest(now, due, ticks_add(now, _SPLIT_MS))
+        if self.split:  # the network's turn comes again _SPLIT_MS after its last
+            due = earliest(now, due, ticks_add(self.io_at, _SPLIT_MS))
         if self.armed:  # set-up opens when PAUSE has been held long enough
             due = earliest(now, due, ticks_add(self.panel.buttons.held[BTN_PAUSE],
                                                _SETUP_HOLD_MS))
