@@ -22,9 +22,9 @@ BUTTONS = (BTN_A, BTN_B, BTN_PAUSE, BTN_START, BTN_GONG)
 BUZZER = const(13)
 
 # Player LEDs (optical warnings, ČAS 16.8), through 330 ohm to GND.
-LED_A = const(4)
-LED_B = const(14)  # GPIO14 flickers during boot: harmless on an LED
-LEDS = (LED_A, LED_B)
+_LED_A = const(4)
+_LED_B = const(14)  # GPIO14 flickers during boot: harmless on an LED
+LEDS = (_LED_A, _LED_B)
 
 # Hall gong: a high-level-trigger relay module (or a logic-level MOSFET).
 # GPIO23 carries no signal during reset and boot (unlike 1, 3, 5, 14, 15), so
@@ -32,8 +32,8 @@ LEDS = (LED_A, LED_B)
 HALL = const(23)
 
 # TM1637 4-digit displays facing player A and player B (CLK, DIO).
-DISP_A_CLK = const(18)
-DISP_A_DIO = const(19)
-DISP_B_CLK = const(21)
-DISP_B_DIO = const(22)
-DISPLAYS = ((DISP_A_CLK, DISP_A_DIO), (DISP_B_CLK, DISP_B_DIO))
+_DISP_A_CLK = const(18)
+_DISP_A_DIO = const(19)
+_DISP_B_CLK = const(21)
+_DISP_B_DIO = const(22)
+DISPLAYS = ((_DISP_A_CLK, _DISP_A_DIO), (_DISP_B_CLK, _DISP_B_DIO))
