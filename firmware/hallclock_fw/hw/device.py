@@ -25,7 +25,7 @@ build one on fake pins), so this module never imports ``machine``:
 
 Garbage collection happens at moments the loop chooses (docs/micropython.md,
 "GC at our moments"): the event ring is allocated first, when this module is
-imported (``link.reserve``); ``boot.gc_setup`` at boot reserves the
+imported (``link.reserve``); at the end of boot hw/boot.py reserves the
 emergency exception buffer and sets ``gc.threshold`` to a fixed number of
 bytes; the loop collects when it is idle and the next deadline is at least
 ``_GC_IDLE_MS`` away.  Boot-only code (hw/boot.py: config parsing, the
@@ -128,9 +128,9 @@ def hand_back(uart):
 
 def start(hw):
     """Configuration and self-test, then the App (not yet looping), or None
-    when PAUSE is held at power-on: boot-only code in hw/boot.py (with the
-    collector's set-up, ``boot.gc_setup``), dropped again once the App is
-    built, and a collection that frees it."""
+    when PAUSE is held at power-on: boot-only code in hw/boot.py (the
+    collector's set-up too), dropped again once the App is built, and a
+    collection that frees it."""
     from . import boot
     app = boot.start(hw)
     del boot
