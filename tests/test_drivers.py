@@ -523,6 +523,20 @@ def test_device_holding_start_at_power_on_runs_the_selftest_first():
     assert hw.hall.changes and [1 for _t, f in hw.hall.changes if f]
 
 
+def test_device_holding_pause_at_power_on_runs_no_clock_and_leaves_the_console():
+    """PAUSE held at power-on (docs/hardware.md "The console"): no clock, no
+    session (nothing on the link, hallclock.cfg not read), the console's
+    Ctrl-C left on for the REPL, one line for the person at the console."""
+    hw = FakeHW("mode = no-such-mode\n", held=(BTN_PAUSE,))
+    kbd = []
+    hw.uart.kbd_intr = kbd.append
+    hw.read_config = None  # (a call would raise: the file is not read)
+    assert device.start(hw) is None
+    device.run(hw)  # returns at once: main.py goes back to the REPL
+    assert hw.lines == ["hallclock: PAUSE held at power-on: the console is left to the REPL"] * 2
+    assert kbd == [] and hw.uart.take() == b""
+
+
 def test_device_with_a_bad_config_runs_on_defaults_and_says_so():
     hw = FakeHW("mode = scrabble\nmove_s = soon\n")
     app = play_device(hw, 500)

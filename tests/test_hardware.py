@@ -45,8 +45,8 @@ def test_board_pins_are_safe_and_distinct():
         assert gpio not in FLASH, "%s on flash pin %d" % (name, gpio)
         assert gpio not in USB_SERIAL, "%s on the USB serial pin %d" % (name, gpio)
         assert gpio not in INPUT_ONLY, "%s on input-only pin %d (no pull-up)" % (name, gpio)
-    # every constant of board.py is one of these signals (nothing unchecked)
-    # (a pin used only in board.py is a private const: _LED_A is LED_A)
+    # every constant of board.py is one of these signals (nothing unchecked;
+    # those only its tuples use are private, ``_LED_A``: no name on the board)
     consts = {k.lstrip("_"): v for k, v in vars(board).items()
               if k.isupper() and isinstance(v, int)}
     assert consts == {k: v for k, v in pins.items() if k in consts}
@@ -109,7 +109,7 @@ def test_diagram_matches_board_pin_for_pin(diagram):
         assert nets.is_ground(btn + ":2.l"), name + " button must switch to GND"
     assert nets.esp_gpio("buzzer:2") == {board.BUZZER}
     assert nets.is_ground("buzzer:1")
-    for side, gpio in (("A", board.LEDS[0]), ("B", board.LEDS[1])):
+    for side, gpio in zip("AB", board.LEDS):
         r = "r_led_" + side
         ends = [nets.esp_gpio(r + ":1"), nets.esp_gpio(r + ":2")]
         assert {gpio} in ends, "LED %s resistor not on GPIO %d" % (side, gpio)
@@ -306,6 +306,7 @@ DEVICE_ONLY = {  # modules the board runs that the virtual device does not
     "hallclock_fw.hw.board", "hallclock_fw.hw.esp32", "hallclock_fw.hw.tm1637",
     "hallclock_fw.hw.device", "hallclock_fw.hw.selftest", "hallclock_fw.hw.config", "main",
     "hallclock_fw.hw.boot",  # device.start's boot-only code
+    "hallclock_fw.hw.esp32rare",  # the board's once-or-rarely parts (esp32._rare)
     "hallclock_fw.hw.wifi",  # the Wi-Fi side (network.WLAN): only on the board
     "hallclock_fw.names",  # the clock-name grammar: hw/config at boot
     # the hall network's link: the virtual device runs them with --broker
@@ -429,7 +430,7 @@ def test_esp32_builds_the_panel_from_board(monkeypatch):
     monkeypatch.setitem(sys.modules, "select", fake_select)
     import importlib
     import hallclock_fw.hw as hw_pkg
-    for m in ("hallclock_fw.hw.esp32", "hallclock_fw.hw.tm1637"):
+    for m in ("hallclock_fw.hw.esp32", "hallclock_fw.hw.esp32rare", "hallclock_fw.hw.tm1637"):
         sys.modules.pop(m, None)
         # (the package keeps a module an earlier test imported on its own
         # fakes as an attribute, which ``from ... import`` would take)
@@ -438,7 +439,7 @@ def test_esp32_builds_the_panel_from_board(monkeypatch):
         esp32 = importlib.import_module("hallclock_fw.hw.esp32")
         hw = esp32.ESP32()
     finally:
-        for m in ("hallclock_fw.hw.esp32", "hallclock_fw.hw.tm1637"):
+        for m in ("hallclock_fw.hw.esp32", "hallclock_fw.hw.esp32rare", "hallclock_fw.hw.tm1637"):
             sys.modules.pop(m, None)
     pins = [p for p in made if isinstance(p, Pin)]
     by_n = {p.n: p for p in pins}

@@ -347,14 +347,17 @@ def _esp32_on_fakes(monkeypatch, esp32_mod):
         monkeypatch.setitem(sys.modules, "esp32", esp32_mod)
     import importlib
     import hallclock_fw.hw as hw_pkg
-    sys.modules.pop("hallclock_fw.hw.esp32", None)
-    # (not ``from hallclock_fw.hw import esp32``: that takes the package's
-    # attribute, a module an earlier test imported on its own fake machine)
-    monkeypatch.delattr(hw_pkg, "esp32", raising=False)
-    try:
-        board_hw = importlib.import_module("hallclock_fw.hw.esp32")
-    finally:
-        sys.modules.pop("hallclock_fw.hw.esp32", None)
+    for m in ("hallclock_fw.hw.esp32", "hallclock_fw.hw.esp32rare"):
+        # hw/esp32.py and its once-or-rarely half (imported by a call) imported
+        # afresh on this test's fakes, and dropped after it: not the package's
+        # attribute or module of an earlier test, on its own fake machine
+        # (not ``from hallclock_fw.hw import esp32``: that takes the attribute)
+        short = m.rsplit(".", 1)[1]
+        monkeypatch.setitem(sys.modules, m, None)
+        monkeypatch.delitem(sys.modules, m)
+        monkeypatch.setattr(hw_pkg, short, None, raising=False)
+        monkeypatch.delattr(hw_pkg, short)
+    board_hw = importlib.import_module("hallclock_fw.hw.esp32")
     hw = board_hw.ESP32.__new__(board_hw.ESP32)
     hw.wdt = None
     return hw, made

@@ -95,3 +95,35 @@ def test_firmware_heap_after_importing_every_module():
           f"all {len(all_mods)} modules (hall network too): {every} bytes")
     assert grown < every
     assert 4096 < grown < HEAP_BUDGET, f"{grown} bytes after import, bound {HEAP_BUDGET}"
+
+
+# The board's once-or-rarely code (docs/micropython.md "Boot-only code"):
+# hw/esp32rare.py is imported by esp32.load for one call and dropped again,
+# with board.py, so the next collection frees its code.  (Each step is its
+# own request: the VM's collection between requests sees no stale pointer
+# of the request's own frames.)
+def test_the_boards_rare_code_is_dropped_after_each_call():
+    from hallclock.vboard.mpvm import VMProcess
+    from hallclock.vboard.mpvm.files import firmware_mpy
+    from hallclock.vboard.wasm import MACHINE_STANDIN
+    files = firmware_mpy()
+    files["machine.py"] = MACHINE_STANDIN
+    with VMProcess(files, "import machine", obj_expr=None) as vm:
+        vm.exec("import sys\nfrom hallclock_fw.hw import device, esp32\n"
+                "import hallclock_fw.hw as pkg\n")
+        # (no esp32 module in this VM: the versions only)
+        text = vm.exec("print(esp32.ESP32.info_text(None))").strip()
+        gone = vm.exec('print("hallclock_fw.hw.esp32rare" not in sys.modules, '
+                       '"hallclock_fw.hw.board" not in sys.modules, '
+                       '"esp32rare" not in pkg.__dict__)').strip()
+        before = vm.heap_live()  # (its names are interned for good: their pools too)
+        vm.exec("from hallclock_fw.hw import esp32rare, board\n")
+        kept = vm.heap_live()  # as a clock that kept them
+        vm.exec("del esp32rare, board\nesp32.load('session_id')\n")
+        after = vm.heap_live()
+    assert text.startswith("mp="), text  # the call ran
+    assert gone == "True True True"
+    # the module's code (about 2 KB) while it is imported, none of it after a
+    # call (a few bytes: the request's own)
+    assert kept - before > 1024
+    assert after - before < 256, (before, kept, after)

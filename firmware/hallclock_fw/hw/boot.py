@@ -1,27 +1,20 @@
 """The clock's boot (``device.start``): hallclock.cfg read (hw/config.py),
-the self-test when START is held at power-on (hw/selftest.py), the App built.
-Boot-only: device.start drops this module, and those it imported, again.
+the self-test when START is held at power-on (hw/selftest.py), the App built,
+the collector set up (its threshold).  Boot-only: device.start drops this module, and those
+it imported, again (docs/micropython.md "Boot-only code").
 """
-from ..events import BTN_START, EV_REFUSED
-from .device import _forget, make_app
+import gc
 
-
-def selftest(hw, now):
-    """Run the self-test until a long press of START ends it."""
-    from .selftest import SelfTest
-    st = SelfTest(hw.panel, now, hw.console)
-    while not st.done:
-        now = hw.ticks_ms()
-        st.step(now)
-        if not st.done:
-            hw.wait(st.next_wake(now))
-    # let the outputs finish what they play, then on to the clock
-    hw.panel.update(hw.ticks_ms())
-    return st
+from ..events import BTN_PAUSE, BTN_START, EV_REFUSED
+from .device import _MICROPYTHON, GC_THRESHOLD, _forget, make_app
 
 
 def start(hw):
-    """Configuration and self-test, then the App (not yet looping)."""
+    """Configuration and self-test, then the App (not yet looping); None
+    when PAUSE is held at power-on (the console stays with the REPL)."""
+    if hw.panel.buttons.held_now(BTN_PAUSE):
+        hw.console("hallclock: PAUSE held at power-on: the console is left to the REPL")
+        return None
     now = hw.ticks_ms()
     from . import config as config_mod
     cfg = config_mod.parse(hw.read_config(), hw.default_clock)
@@ -30,7 +23,9 @@ def start(hw):
     _forget("hallclock_fw.names")  # the name grammar: read by config.py only
     hw.set_brightness(cfg.brightness)
     if hw.panel.buttons.held_now(BTN_START):
-        selftest(hw, now)
+        from . import selftest
+        selftest.run(hw, now)  # until a long press of START ends it
+        del selftest
         now = hw.ticks_ms()
     if cfg.error is not None:
         hw.console("hallclock: " + cfg.error + " (using the defaults)")
@@ -42,4 +37,18 @@ def start(hw):
     if cfg.error is not None:
         hw.panel.signal(EV_REFUSED, -1, 0, 0, now)  # audible: the file was not used
     _forget("hallclock_fw.hw.selftest")
+    if _MICROPYTHON:
+        # The emergency exception buffer (a traceback out of an IRQ even with
+        # the heap full) and the automatic-collection threshold, a fixed
+        # number of bytes (the hardware object may give its own:
+        # ``hw.gc_threshold``); device.start collects once this module is
+        # dropped.  Far above what a steady game allocates between two of the
+        # loop's collections, so the only collections in a steady game are
+        # the loop's own, between passes; small enough that the heap's peak
+        # (live + garbage) stays inside the first 56 000-byte area.
+        import micropython
+        emergency = getattr(micropython, "alloc_emergency_exception_buf", None)
+        if emergency is not None:  # the ESP32 port has it; the unix port does not
+            emergency(100)
+        gc.threshold(getattr(hw, "gc_threshold", GC_THRESHOLD))
     return app

@@ -25,11 +25,12 @@ build one on fake pins), so this module never imports ``machine``:
 
 Garbage collection happens at moments the loop chooses (docs/micropython.md,
 "GC at our moments"): the event ring is allocated first, when this module is
-imported (``link.reserve``); ``gc_setup`` at boot reserves the emergency
-exception buffer and sets ``gc.threshold`` to a fixed number of bytes; the
-loop collects when it is idle and the next deadline is at least
-``_GC_IDLE_MS`` away.  Boot-only code (config parsing, the self-test) is
-imported lazily and dropped again after boot.
+imported (``link.reserve``); at the end of boot hw/boot.py reserves the
+emergency exception buffer and sets ``gc.threshold`` to a fixed number of
+bytes; the loop collects when it is idle and the next deadline is at least
+``_GC_IDLE_MS`` away.  Boot-only code (hw/boot.py: config parsing, the
+self-test, the collector's set-up; the board's hw/esp32rare.py) is imported
+lazily and dropped again after boot (docs/micropython.md "Boot-only code").
 
 The loop feeds the watchdog every pass (``WDT_MS``: a healthy pass sleeps at
 most ``app._MAX_SLEEP`` = 1 s) and reports a ``health`` event at boot, every
@@ -40,14 +41,14 @@ import sys
 
 from micropython import const
 
-from .. import link as _link
+from ..link import reserve
 
-_link.reserve()  # the event ring first: one block before other imports fragment the heap
+reserve()  # the event ring first: one block before other imports fragment the heap
 
 from .. import VERSION  # noqa: E402
 from ..app import App  # noqa: E402
 from ..core.timing import ticks_add, ticks_diff  # noqa: E402
-from ..events import BTN_PAUSE, NULL  # noqa: E402
+from ..events import NULL  # noqa: E402
 
 _GC_IDLE_MS = const(10)  # collect only when the next pass is at least this far away
 _GC_EVERY_MS = const(900)  # ... and at most about once a second,
@@ -81,24 +82,6 @@ def _forget(name):
     pkg = sys.modules.get(parent)
     if pkg is not None and attr in pkg.__dict__:
         delattr(pkg, attr)
-
-
-def gc_setup(threshold=GC_THRESHOLD):
-    """At boot: the emergency exception buffer (a traceback out of an IRQ even
-    with the heap full), a first collection, and the automatic-collection
-    threshold, a fixed ``threshold`` bytes (the hardware object may give its
-    own: ``hw.gc_threshold``).  Far above what a steady game allocates between
-    two of the loop's collections, so the only collections in a steady game
-    are the loop's own, between passes; small enough that the heap's peak
-    (live + garbage) stays inside the first 56 000-byte area."""
-    if not _MICROPYTHON:
-        return
-    import micropython
-    emergency = getattr(micropython, "alloc_emergency_exception_buf", None)
-    if emergency is not None:  # the ESP32 port has it; the unix port does not
-        emergency(100)
-    gc.collect()
-    gc.threshold(threshold)
 
 
 def idle_collect(now, due, events=0):
@@ -144,13 +127,16 @@ def hand_back(uart):
 
 
 def start(hw):
-    """Configuration and self-test, then the App (not yet looping): boot-only
-    code in hw/boot.py, dropped again once the App is built."""
+    """Configuration and self-test, then the App (not yet looping), or None
+    when PAUSE is held at power-on: boot-only code in hw/boot.py (the
+    collector's set-up too), dropped again once the App is built, and a
+    collection that frees it."""
     from . import boot
     app = boot.start(hw)
     del boot
     _forget("hallclock_fw.hw.boot")
-    gc_setup(getattr(hw, "gc_threshold", GC_THRESHOLD))
+    if _MICROPYTHON:
+        gc.collect()
     return app
 
 
@@ -243,11 +229,10 @@ def loop(hw, app, passes=-1):
 def run(hw):
     """The clock until the host asks for the console; then back to main.py
     and the REPL.  PAUSE held at power-on: no clock, the console stays with
-    the REPL (maintenance when the firmware itself is broken)."""
-    if hw.panel.buttons.held_now(BTN_PAUSE):
-        hw.console("hallclock: PAUSE held at power-on: the console is left to the REPL")
-        return
+    the REPL (maintenance when the firmware itself is broken; hw/boot.py)."""
     app = start(hw)
+    if app is None:
+        return
     try:
         loop(hw, app)
     finally:  # a crash too: main.py's 3 s before the reset can be Ctrl-C'd

@@ -1,8 +1,9 @@
-"""The real hardware: the only module that imports ``machine``.
+"""The real hardware (with hw/esp32rare.py, its parts that run once or
+rarely, the only modules besides hw/wifi.py that import ``machine``).
 
-Builds pins, PWM and displays from ``board.py``, puts the panel together with
-``panel.build_panel`` (the same call the virtual device makes on fake pins),
-and provides the link to the host and the loop's sleep.
+The ESP32 object: the panel built from ``board.py`` (esp32rare.build), the
+link to the host and the loop's sleep; hallclock.cfg, the watchdog and the
+versions through esp32rare, imported for each call and dropped again.
 
 The link is the DevKit's USB serial port, i.e. the MicroPython console on
 UART0, used through ``sys.stdin.buffer``/``sys.stdout.buffer`` with
@@ -13,21 +14,14 @@ into 0x03, which the port's UART interrupt turns into a KeyboardInterrupt.  So
 the clock runs with ``micropython.kbd_intr(-1)`` (hw/device.py) and hands the
 console back on the host's ``M`` frame (docs/protocol.md "Maintenance").
 """
-import os
 import sys
 import time
 
 import machine
 import micropython
 import select
-from machine import PWM, Pin
 from micropython import const
 
-from . import board
-from .panel import build_panel
-from .tm1637 import TM1637
-
-CONFIG_FILE = "hallclock.cfg"
 _SLICE_MS = const(5)  # a button edge is noticed within this long
 
 
@@ -71,25 +65,27 @@ class StdioLink:
         micropython.kbd_intr(char)
 
 
+def load(name):
+    """The function ``name`` of hw/esp32rare.py: the module imported for
+    this one call and dropped again (its bytecode would take heap the whole
+    game).  (``load``: a name the port has already, none more interned.)"""
+    from . import esp32rare
+    from .device import _forget
+    fn = getattr(esp32rare, name)
+    del esp32rare
+    _forget("hallclock_fw.hw.esp32rare")
+    _forget("hallclock_fw.hw.board")  # the pin numbers: read by esp32rare.start only
+    return fn
+
+
 class ESP32:
-    """The hardware object ``device.run`` takes (see hw/device.py)."""
+    """The hardware object ``device.run`` takes (see hw/device.py).  What a
+    clock runs every pass or every health report is here; what it runs once
+    or rarely is in hw/esp32rare.py, imported for the call."""
 
     def __init__(self):
-        now = time.ticks_ms()
-        buttons = [Pin(n, Pin.IN, Pin.PULL_UP) for n in board.BUTTONS]
-        buzzer = PWM(Pin(board.BUZZER), freq=2000, duty_u16=0)
-        leds = tuple(Pin(n, Pin.OUT, value=0) for n in board.LEDS)
-        hall = Pin(board.HALL, Pin.OUT, value=0)
-        self.displays = tuple(
-            TM1637(Pin(clk, Pin.OPEN_DRAIN, Pin.PULL_UP, value=1),
-                   Pin(dio, Pin.OPEN_DRAIN, Pin.PULL_UP, value=1))
-            for clk, dio in board.DISPLAYS)
-        self.panel = build_panel(buttons, buzzer, leds, hall, self.displays, now)
-        self.panel.buttons.arm()
-        self.uart = StdioLink()
+        self.panel, self.uart, self.displays, self.default_clock = load("start")()
         self.wdt = None
-        self.wdt_timer = None
-        self.default_clock = "clock-" + "".join("%02x" % b for b in machine.unique_id()[-3:])
 
     ticks_ms = staticmethod(time.ticks_ms)
 
@@ -103,30 +99,6 @@ class ESP32:
             if uart.wait(left if left < _SLICE_MS else _SLICE_MS):
                 return
 
-    def use_network(self, cfg):
-        """hallclock.cfg names a hall network: the link goes over Wi-Fi and
-        the broker (docs/network.md); the USB console stays for people."""
-        from . import wifi  # imported only by a clock on Wi-Fi
-        self.uart = wifi.link(cfg.net, cfg.clock, time.ticks_ms)
-
-    def read_config(self):
-        from . import config
-        return config.load(open, CONFIG_FILE)
-
-    def save_settings(self, mode, values):
-        """Set-up at the clock saves (hw/config.py: old or new, never broken)."""
-        from . import cfgsave
-        from .device import _forget
-        text = cfgsave.cfg_text(self.read_config(), mode, values)
-        cfgsave.save(cfgsave.BoardFiles(), text, CONFIG_FILE)
-        del cfgsave
-        _forget("hallclock_fw.hw.cfgsave")  # only for the save
-        _forget("hallclock_fw.hw.config")  # boot-only again
-        _forget("hallclock_fw.names")
-
-    def session_id(self):
-        return "".join("%02x" % b for b in os.urandom(4))
-
     def console(self, text):
         sys.stdout.write(text + "\r\n")
 
@@ -134,23 +106,29 @@ class ESP32:
         for d in self.displays:
             d.set_brightness(level)
 
-    # -- the watchdog and the clock's own figures (docs/hardware.md) ----------
+    # -- once or rarely: hw/esp32rare.py ---------------------------------------
+    def read_config(self):
+        return load("read_config")(self)
+
+    def save_settings(self, mode, values):
+        load("save_settings")(self, mode, values)
+
+    def use_network(self, cfg):
+        load("use_network")(self, cfg)
+
+    def session_id(self):
+        return load("session_id")(self)
+
     def watchdog(self, ms):
-        """The hardware watchdog, started: the loop feeds it every pass; a
-        pass that hangs for ``ms`` restarts the board.  Once started it
-        cannot be stopped (ESP32 task watchdog)."""
-        self.wdt = machine.WDT(timeout=ms)
-        return self.wdt
+        return load("watchdog")(self, ms)
 
     def watchdog_off(self):
-        """The console is handed back (M frame): a timer feeds the watchdog
-        from now on, so the REPL and mpremote are not reset under a person."""
-        wdt = self.wdt
-        if wdt is None:
-            return
-        self.wdt_timer = machine.Timer(0)
-        self.wdt_timer.init(period=1000, callback=lambda _t: wdt.feed())
+        load("watchdog_off")(self)
 
+    def info_text(self):
+        return load("info_text")(self)
+
+    # -- every health report (docs/hardware.md) --------------------------------
     def heap_figures(self):
         """(largest free GC block, IDF heap free, its largest free block).  The
         port tells no largest free GC block (-1); gc.mem_free() on 1.22+
@@ -166,22 +144,6 @@ class ESP32:
             return -1, free, largest
         except (ImportError, AttributeError):
             return -1, -1, -1
-
-    def info_text(self):
-        """``mp=<version>;part=<label>:<KiB>,...`` for ``hallclock doctor``."""
-        v = sys.implementation.version
-        text = "mp=%d.%d.%d" % (v[0], v[1], v[2])
-        try:
-            import esp32
-            parts = []
-            for kind in (esp32.Partition.TYPE_APP, esp32.Partition.TYPE_DATA):
-                for p in esp32.Partition.find(kind):
-                    info = p.info()
-                    parts.append("%s:%d" % (info[4], info[3] // 1024))
-            text = text + ";part=" + ",".join(parts)
-        except (ImportError, AttributeError):
-            pass
-        return text[:80]  # the frame's line limit (protocol.MAX_LINE)
 
 
 def reset():

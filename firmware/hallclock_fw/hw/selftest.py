@@ -130,3 +130,17 @@ class SelfTest:
         if due is None:
             due = ticks_add(now, STEP_MS)
         return due
+
+
+def run(hw, now):
+    """At boot (hw/boot.py, START held at power-on): the self-test on the
+    hardware object ``hw`` (hw/device.py) until a long press of START ends
+    it; then the outputs finish what they play, and on to the clock."""
+    st = SelfTest(hw.panel, now, hw.console)
+    while not st.done:
+        now = hw.ticks_ms()
+        st.step(now)
+        if not st.done:
+            hw.wait(st.next_wake(now))
+    hw.panel.update(hw.ticks_ms())
+    return st

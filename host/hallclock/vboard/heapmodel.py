@@ -361,10 +361,18 @@ def boot_steps(mode, link, actions, values):
     The live heap after each step, less that before, is the step's share."""
     wifi = link == "wifi"
     # the firmware's modules, as a board imports them: hw/device.py (the event
-    # ring first), the board's hardware module, hw/config.py parsed at boot and
-    # dropped (its names stay interned), the mode's core, on Wi-Fi the network
-    imports = ("from hallclock_fw.hw import device, esp32\nfrom hallclock_fw.hw import config\n"
-               "del config\ndevice._forget('hallclock_fw.hw.config')\n"
+    # ring first), the board's hardware module; the boot-only ones imported
+    # and dropped again (their names stay interned): hw/esp32rare.py with
+    # board.py (ESP32(), hallclock.cfg, the session id, the watchdog),
+    # hw/boot.py with hw/config.py (device.start); the mode's core, on Wi-Fi
+    # the network
+    imports = ("from hallclock_fw.hw import device, esp32\n"
+               "from hallclock_fw.hw import esp32rare, boot, config\n"
+               "del esp32rare, boot, config\n"
+               "device._forget('hallclock_fw.hw.esp32rare')\n"
+               "device._forget('hallclock_fw.hw.board')\n"
+               "device._forget('hallclock_fw.hw.boot')\n"
+               "device._forget('hallclock_fw.hw.config')\n"
                "device._forget('hallclock_fw.names')\n"
                "import hallclock_fw.core.%s\n" % mode)
     imports += "import hallclock_fw.hw.panel, hallclock_fw.hw.tm1637\n"

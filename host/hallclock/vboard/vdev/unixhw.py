@@ -122,7 +122,7 @@ class UnixHW(Runner):
             self.fill(self.board_free)
         self.heap_after_start = gc.mem_alloc()
         self.modules_after_start = sorted(m for m in sys.modules if m.startswith("hallclock_fw"))
-        # boot ended with a collection (gc_setup's, and the one above): count from here
+        # boot ended with a collection (device.start's, and the one above): count from here
         self.prev_total = micropython.mem_total()
         self.since_collect = 0
         self.mark_pass()
