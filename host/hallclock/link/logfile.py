@@ -355,8 +355,8 @@ class LogWriter:
         writes the whole batch at ``good`` again, over them: nothing is
         appended twice, a torn line is completed by the same bytes, and
         bytes whose fsync failed are written again before an fsync counts
-        them (a failed fsync may have dropped them from the disk's cache
-        while a read still shows them).  So the log is always its stored
+        them (after a failed fsync the kernel may keep showing them while
+        no later fsync writes them to the disk).  So the log is always its stored
         records, then at most a prefix of the queued ones; once a flush
         succeeds, every queued record is stored, once, in order."""
         if not self.pending:
