@@ -8,9 +8,11 @@ room again.  Every threshold on both sides and on its exact value."""
 import errno
 import json
 import os
+import tempfile
 from datetime import datetime, timezone
 
 import pytest
+from hypothesis import given, strategies as st
 
 from hallclock.errors import BadInput
 from hallclock.link import logfile
@@ -423,11 +425,17 @@ def test_a_full_disk_stores_nothing_by_halves_and_holds_the_records(tmp_path, cl
 
 
 def test_any_other_write_error_stops_the_logger(tmp_path, clock):
-    w = FullDisk(tmp_path / "log.jsonl")
+    """EIO at the fsync: the logger stops, and the batch it could not store is
+    cut off first (a restarted logger must not count it as stored)."""
+    p = tmp_path / "log.jsonl"
+    w = FullDisk(p)
+    w.write(rec(session="s"))
+    before = p.read_bytes()
     w.full_err = errno.EIO
-    w.add(rec())
+    w.add(rec(seq=2, session="s"))
     with pytest.raises(BadInput, match="cannot write the log"):
         w.flush()
+    assert p.read_bytes() == before and w.durable_seq("t1", "s") == 1
     w.close()
 
 
@@ -452,8 +460,12 @@ class TornOs:
         raise OSError(errno.EIO, os.strerror(errno.EIO))
 
 
-def test_a_cut_back_that_fails_leaves_the_next_record_on_a_line_of_its_own(tmp_path, clock,
-                                                                           monkeypatch):
+def test_a_write_cut_short_that_cannot_be_cut_back_is_completed_not_left_torn(tmp_path, clock,
+                                                                             monkeypatch):
+    """ENOSPC after 10 bytes of a record, and the cut-back fails: the file
+    keeps the torn start (not stored, not acknowledged); the next flush writes
+    the batch again at the stored length, over it: the torn line is completed,
+    never left in the middle of the log, and a restarted logger takes the log."""
     p = tmp_path / "log.jsonl"
     w = LogWriter(p)
     w.write(rec(session="s"))
@@ -462,13 +474,251 @@ def test_a_cut_back_that_fails_leaves_the_next_record_on_a_line_of_its_own(tmp_p
     second = rec(seq=2, session="s")
     w.add(second)
     assert w.flush() == 0 and w.torn and w.full is not None
-    torn = line(second)[:10]
-    assert p.read_bytes() == first + torn
+    assert p.read_bytes() == first + line(second)[:10] and w.good == len(first)
+    assert w.durable_seq("t1", "s") == 1
     clock.now += RETRY_FULL_S
     assert w.flush() == 1 and not w.torn and w.full is None
-    assert p.read_bytes() == first + torn + b"\n" + line(second) + b"\n"
-    assert [r["seq"] for r in read_records(str(p))] == [1, 2]
+    assert p.read_bytes() == first + line(second) + b"\n"
+    assert w.good == len(p.read_bytes()) and w.durable_seq("t1", "s") == 2
     w.close()
+    monkeypatch.setattr(logfile, "os", os)
+    w2 = LogWriter(p)  # its own log: taken, nothing cut
+    assert p.read_bytes() == first + line(second) + b"\n" and w2.last_seq("t1", "s") == 2
+    w2.close()
+
+
+class SyncFailsOs(TornOs):
+    """os whose writes all go through, whose fsync fails with ``err`` (the
+    bytes reached the file, their fsync did not), and whose ftruncate fails."""
+
+    def __init__(self, err):
+        super().__init__(keep=None)
+        self.err = err
+        self.writes = []  # (offset, bytes) of every write
+
+    def write(self, fd, data):
+        self.writes.append((os.lseek(fd, 0, os.SEEK_CUR), bytes(data)))
+        return os.write(fd, data)
+
+    def fsync(self, fd):
+        if self.err is not None:
+            raise OSError(self.err, os.strerror(self.err))
+        os.fsync(fd)
+
+
+def test_a_write_whose_fsync_failed_and_that_cannot_be_cut_back_is_not_stored_twice(
+        tmp_path, clock, monkeypatch):
+    """The whole batch reached the file, its fsync failed, the cut-back
+    failed: those bytes are not acknowledged, and the next flush writes them
+    again in place (a failed fsync may have dropped them from the disk while
+    the file still shows them), the new record after them: each record once."""
+    p = tmp_path / "log.jsonl"
+    w = LogWriter(p)
+    w.write(rec(session="s"))
+    first = p.read_bytes()
+    fake = SyncFailsOs(errno.ENOSPC)
+    monkeypatch.setattr(logfile, "os", fake)
+    second, third = rec(seq=2, session="s"), rec(seq=3, session="s")
+    w.add(second)
+    assert w.flush() == 0 and w.torn and w.held() == 1
+    assert p.read_bytes() == first + line(second) + b"\n"  # there, but not stored
+    assert w.durable_seq("t1", "s") == 1 and w.good == len(first)  # ... so not acknowledged
+    w.add(third)
+    clock.now += RETRY_FULL_S
+    fake.err = None
+    assert w.flush() == 2 and not w.torn and w.durable_seq("t1", "s") == 3
+    assert p.read_bytes() == first + line(second) + b"\n" + line(third) + b"\n"
+    # both tries wrote the batch at the stored length, the second all of it again
+    assert fake.writes == [(len(first), line(second) + b"\n"),
+                           (len(first), line(second) + b"\n" + line(third) + b"\n")]
+    w.close()
+
+
+def test_a_log_changed_by_another_program_is_not_written_over(tmp_path, clock, monkeypatch):
+    """Bytes past the stored length that are not what this logger tried to
+    write (another program appends, or cut the file): bad input, the file as
+    it is; nothing written over it."""
+    p = tmp_path / "log.jsonl"
+    w = LogWriter(p)
+    w.write(rec(session="s"))
+    with open(p, "ab") as f:
+        f.write(b'{"clock": "t9", "seq": 1, "t_ms": 0, "event": "x"}\n')
+    changed = p.read_bytes()
+    w.add(rec(seq=2, session="s"))
+    with pytest.raises(BadInput, match=r"log.jsonl: the log changed under the logger .*"
+                                       r"give each logger its own --out file"):
+        w.flush()
+    assert p.read_bytes() == changed and w.durable_seq("t1", "s") == 1
+    w.close()
+    # a cut-back that failed left a prefix of the batch; then the batch's start changed
+    w = LogWriter(p)
+    monkeypatch.setattr(logfile, "os", TornOs(keep=20))
+    w.add(rec(seq=2, session="s"))
+    assert w.flush() == 0 and w.torn
+    monkeypatch.setattr(logfile, "os", os)
+    with open(p, "r+b") as f:
+        f.seek(len(changed))
+        f.write(b"[")
+    clock.now += RETRY_FULL_S
+    with pytest.raises(BadInput, match="the log changed under the logger"):
+        w.flush()
+    w.fd = None  # a shorter file than stored: changed too
+    p.write_bytes(changed[:10])
+    with pytest.raises(BadInput, match=r"it is 10 bytes, \d+ of them stored"):
+        w.flush()
+
+
+def test_closing_cuts_off_what_a_failed_cut_back_left(tmp_path, clock, monkeypatch):
+    """Bytes past the stored length were never acknowledged; closing cuts
+    them off if the disk lets it now, so a restarted logger does not count
+    them as stored."""
+    p = tmp_path / "log.jsonl"
+    w = LogWriter(p)
+    w.write(rec(session="s"))
+    first = p.read_bytes()
+    fake = SyncFailsOs(errno.ENOSPC)
+    monkeypatch.setattr(logfile, "os", fake)
+    w.add(rec(seq=2, session="s"))
+    assert w.flush() == 0 and w.torn
+    monkeypatch.setattr(logfile, "os", os)
+    w.close()
+    assert p.read_bytes() == first and not w.torn
+    assert LogWriter(p).last_seq("t1", "s") == 1
+
+
+@pytest.mark.parametrize("tail", [b"{", b'{"c', b'{"clock":', b'{"clock": "t1", "se'])
+def test_a_torn_start_of_a_record_however_short_is_cut_off_on_resume(tmp_path, tail):
+    """A full disk may cut a record after any byte, even inside its first
+    ten; a restarted logger takes its own log and cuts the start off."""
+    p = tmp_path / "log.jsonl"
+    good = line(rec(session="s")) + b"\n"
+    p.write_bytes(good + tail)
+    check_appendable(str(p))
+    w = LogWriter(p)
+    assert p.read_bytes() == good and w.good == len(good) and w.last_seq("t1", "s") == 1
+    w.close()
+    p.write_bytes(good + b'{"clack')  # not the start of one of ours
+    with pytest.raises(BadInput, match=r"not a hallclock log \(line 2 is not"):
+        LogWriter(p)
+
+
+class DiskOs:
+    """os for the writer on a disk that fills up, with a model of what is on
+    the disk itself (``disk``): a write reaches it only through a successful
+    fsync; a failed fsync drops what was written since the last one (Linux
+    marks those pages clean: the file still shows them, a later fsync does
+    not store them).  Per flush: ``plan`` says what each write does
+    (("short", k): k bytes taken; ("full", k): k bytes then ENOSPC),
+    ``fsync_err`` and ``trunc_err`` make those fail."""
+
+    def __init__(self):
+        self.plan = []
+        self.fsync_err = None
+        self.trunc_err = None
+        self.since_sync = []  # ("w", offset, bytes) / ("t", size) since the last fsync
+        self.disk = bytearray()
+
+    def __getattr__(self, name):
+        return getattr(os, name)
+
+    def write(self, fd, data):
+        import fcntl
+        data = bytes(data)
+        if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_APPEND:
+            at = os.fstat(fd).st_size
+        else:
+            at = os.lseek(fd, 0, os.SEEK_CUR)
+        kind, k = self.plan.pop(0) if self.plan else ("short", len(data))
+        k = min(k, len(data))
+        n = os.write(fd, data[:k]) if k else 0
+        self.since_sync.append(("w", at, data[:n]))
+        if kind == "full":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return n
+
+    def ftruncate(self, fd, size):
+        if self.trunc_err is not None:
+            raise OSError(self.trunc_err, os.strerror(self.trunc_err))
+        os.ftruncate(fd, size)
+        self.since_sync.append(("t", size))
+
+    def fsync(self, fd):
+        if self.fsync_err is not None:
+            self.since_sync = []
+            raise OSError(self.fsync_err, os.strerror(self.fsync_err))
+        os.fsync(fd)
+        for op in self.since_sync:
+            if op[0] == "t":
+                del self.disk[op[1]:]
+            else:
+                _, at, b = op
+                self.disk.extend(bytes(max(0, at + len(b) - len(self.disk))))
+                self.disk[at:at + len(b)] = b
+        size = os.fstat(fd).st_size  # the length is on disk; lost bytes read as zeros
+        del self.disk[size:]
+        self.disk.extend(bytes(size - len(self.disk)))
+        self.since_sync = []
+
+
+def whole_records(data):
+    """The seqs of the whole lines of ``data`` that are records (stops at the first that is not)."""
+    seqs = []
+    for raw in bytes(data).split(b"\n")[:-1]:
+        got, _why = parse_line(raw)
+        if got is None:
+            break
+        seqs.append(got["seq"])
+    return seqs
+
+
+FLUSH_FAULTS = st.tuples(
+    st.integers(0, 3),  # records added before the flush
+    st.lists(st.tuples(st.sampled_from(["short", "full"]), st.integers(0, 150)), max_size=3),
+    st.sampled_from([None, None, errno.ENOSPC, errno.EDQUOT, errno.EFBIG]),  # the fsync
+    st.sampled_from([None, errno.EIO, errno.ENOSPC]),  # the cut-back
+)
+
+
+@given(st.lists(FLUSH_FAULTS, max_size=8))
+def test_a_filling_disk_never_loses_doubles_or_tears_a_record(steps):
+    """Any run of full-disk faults (a write taking part of the bytes, a write
+    cut short by ENOSPC, an fsync failing, the cut-back failing): after every
+    flush the file is the stored records then at most a prefix of the queued
+    ones, and every acknowledged record (durable_seq) is a whole line on the
+    disk itself; once the disk has room again, the log holds every record
+    once, in order, ends with a newline, and a restarted logger takes it."""
+    fake = DiskOs()
+    with tempfile.TemporaryDirectory() as d, pytest.MonkeyPatch.context() as mp:
+        p = os.path.join(d, "log.jsonl")
+        w = LogWriter(p)
+        mp.setattr(logfile, "os", fake)
+        ideal = b""
+        seq = 0
+        for new, plan, fsync_err, trunc_err in steps + [(1, [], None, None)]:
+            for _ in range(new):
+                seq += 1
+                r = rec(seq=seq, session="s", host_time="h")
+                w.add(r)
+                ideal += line(r) + b"\n"
+            fake.plan, fake.fsync_err, fake.trunc_err = list(plan), fsync_err, trunc_err
+            w.retry_at = 0.0
+            held = w.held()
+            stored = w.flush()
+            assert stored in (0, held)
+            on_file = open(p, "rb").read() if os.path.exists(p) else b""
+            assert ideal.startswith(on_file)  # nothing twice, nothing torn inside
+            assert len(on_file) >= w.good and ideal.startswith(bytes(fake.disk[:w.good]))
+            acked = w.durable_seq("t1", "s")
+            assert whole_records(fake.disk)[:acked] == list(range(1, acked + 1))
+            assert acked == seq - w.held()
+        assert w.held() == 0 and w.full is None
+        assert open(p, "rb").read() == ideal == bytes(fake.disk)
+        w.close()
+        mp.setattr(logfile, "os", os)
+        again = LogWriter(p)
+        assert open(p, "rb").read() == ideal and again.last_seq("t1", "s") == seq
+        assert [r["seq"] for r in read_records(p)] == list(range(1, seq + 1))
+        again.close()
 
 
 def test_the_host_holds_up_to_max_held_records_then_leaves_events_with_the_clocks(tmp_path):

@@ -193,6 +193,14 @@ def looks_like_log(path):
     return parse_line(first.strip())[0] is not None
 
 
+def is_torn_record(tail):
+    """True if ``tail`` (a last line without its newline) can be the start of a
+    record LogWriter wrote, cut short: it begins as they do, or is shorter
+    than that beginning and agrees with it (a write a full disk cut after a
+    few bytes)."""
+    return tail.startswith(RECORD_START) or RECORD_START.startswith(tail)
+
+
 def check_appendable(path):
     """A log may only be appended to if it is empty or a hallclock log whose
     every whole line is a record (a torn last line, cut off on resume, aside).
@@ -208,12 +216,12 @@ def check_appendable(path):
         raise BadInput(f"{path}: cannot read the log to resume it ({exc.strerror})") from None
     lines = data.split(b"\n")
     torn = lines.pop()  # b"" when the file ends with a newline
-    if torn.strip() and not torn.startswith(RECORD_START):
+    if torn.strip() and not is_torn_record(torn):
         raise BadInput(f"{path}: not a hallclock log (line {len(lines) + 1} is not a log "
                        "record); the logger only appends to its own logs, so give a new "
                        "--out file")
-    # a last line that starts as our records do and was cut short by a crash
-    # is cut off on resume (its event is resent)
+    # a last line that is the start of one of our records, cut short by a
+    # crash or a full disk, is cut off on resume (its event is resent)
     for lineno, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
@@ -243,7 +251,11 @@ class LogWriter:
         self.full_count = 0  # episodes of a full disk
         self.recovered = 0  # ... and how many ended with everything stored
         self.retry_at = 0.0
-        self.torn = False  # a cut-back failed: a torn line ends the file
+        # The log's stored length: its size when read back at start (a torn
+        # last line cut off), then after each successful fsync.  Every byte
+        # below it is a whole record on disk; nothing past it is acknowledged.
+        self.good = 0
+        self.torn = False  # a cut-back failed: the file holds bytes past ``good``
         self.rounds = {}  # (clock, session) -> the round its records carry
         self.pending = []  # JSON lines queued by add(), stored by flush()
         self.pending_records = []  # their records, in the same order
@@ -282,13 +294,15 @@ class LogWriter:
         try:
             with open(self.path, "rb+") as f:
                 data = f.read()
+                self.good = len(data)
                 if data and not data.endswith(b"\n"):
                     cut = data.rfind(b"\n") + 1
                     f.truncate(cut)
                     f.flush()
                     os.fsync(f.fileno())
+                    self.good = cut
         except FileNotFoundError:
-            pass
+            self.good = 0
         except OSError as exc:
             raise BadInput(f"{self.path}: cannot repair the log's last line "
                            f"({exc.strerror})") from None
@@ -325,39 +339,55 @@ class LogWriter:
         """Store every queued record: one write and one fsync for all of them.
         Returns how many records were stored.
 
-        A full disk (ENOSPC, EDQUOT) or a file-size limit (EFBIG), at the
-        write or at the fsync, stores nothing: the file is cut back to where
-        it was (no half record), the records stay queued and ``full`` says
-        why; acks are withheld for them (``durable_seq``), so the clocks keep
-        the events.  The next flush after RETRY_FULL_S tries again; once it
-        succeeds every queued record is stored, once, in order."""
+        The write goes at ``good``, the log's stored length (every byte below
+        it a whole record, fsync'd), and only a successful fsync moves
+        ``good`` on and lets the records be acknowledged (``durable_seq``).
+        Any failure (the write, cut short or refused, or the fsync) cuts the
+        file back to ``good``.  A full disk (ENOSPC, EDQUOT) or a file-size
+        limit (EFBIG) is survived: the records stay queued, ``full`` says why,
+        the clocks keep the events, and the next flush after RETRY_FULL_S
+        tries again; any other error stops the logger (BadInput).
+
+        If the cut-back fails too (``torn``), the bytes past ``good`` are
+        what an earlier try wrote of the queued records, which are still
+        queued, in the same order, with more perhaps behind them: a prefix of
+        this try's bytes.  The next flush checks that (``_check_tail``) and
+        writes the whole batch at ``good`` again, over them: nothing is
+        appended twice, a torn line is completed by the same bytes, and
+        bytes whose fsync failed are written again before an fsync counts
+        them (after a failed fsync the kernel may keep showing them while
+        no later fsync writes them to the disk).  So the log is always its stored
+        records, then at most a prefix of the queued ones; once a flush
+        succeeds, every queued record is stored, once, in order."""
         if not self.pending:
             return 0
         if self.full is not None and time.monotonic() < self.retry_at:
             return 0
-        data = ("\n" if self.torn else "") + "\n".join(self.pending) + "\n"
-        data = data.encode()
-        old_size = None
+        data = ("\n".join(self.pending) + "\n").encode()
         try:
             if self.fd is None:
-                self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            old_size = os.fstat(self.fd).st_size
+                self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            self._check_tail(data)
+            os.lseek(self.fd, self.good, os.SEEK_SET)
             view = memoryview(data)
             while view:
                 n = os.write(self.fd, view)
+                if n <= 0:  # no progress: as a full disk
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
                 view = view[n:]
             self.sync(self.fd)
         except OSError as exc:
+            self._cut_back()
             if exc.errno not in FULL_ERRNOS:
                 raise BadInput(f"{self.path}: cannot write the log ({exc.strerror}); "
                                "check the folder exists and is writable") from None
-            self._cut_back(old_size)
             if self.full is None:
                 self.full_since = time.monotonic()
                 self.full_count += 1
             self.full = exc.strerror or str(exc)
             self.retry_at = time.monotonic() + RETRY_FULL_S
             return 0
+        self.good += len(data)
         n = len(self.pending)
         self.count += n
         self.flushes += 1
@@ -376,14 +406,37 @@ class LogWriter:
             self.recovered += 1
         return n
 
-    def _cut_back(self, size):
-        """Undo a write that did not complete (a record cut short by a full disk)."""
-        if self.fd is None or size is None:
+    def _check_tail(self, data):
+        """Before a write: the file must be ``good`` bytes long, or longer by
+        what an earlier try left of ``data`` (a cut-back that failed); any
+        other length or tail means another program changed the log."""
+        size = os.fstat(self.fd).st_size
+        if size == self.good:
+            return
+        tail = b""
+        if size > self.good:
+            os.lseek(self.fd, self.good, os.SEEK_SET)
+            while len(tail) < size - self.good:
+                chunk = os.read(self.fd, size - self.good - len(tail))
+                if not chunk:
+                    break
+                tail += chunk
+            if len(tail) == size - self.good and data.startswith(tail):
+                return  # ours: written over by the same bytes
+        raise BadInput(f"{self.path}: the log changed under the logger (it is {size} bytes, "
+                       f"{self.good} of them stored by this logger, and the rest is not what "
+                       "it wrote); another program writes to it? give each logger its own "
+                       "--out file")
+
+    def _cut_back(self):
+        """Undo a write that was not stored: the file back to ``good``."""
+        if self.fd is None:
             return
         try:
-            os.ftruncate(self.fd, size)
+            os.ftruncate(self.fd, self.good)
+            self.torn = False
         except OSError:
-            self.torn = True  # the next write starts on a line of its own
+            self.torn = True  # the next flush writes over what is left
 
     def durable_seq(self, clock, session):
         """The last seq of a session that is on disk (what may be acknowledged)."""
@@ -408,6 +461,10 @@ class LogWriter:
         self.flush()
 
     def close(self):
+        """Close the log; bytes left past ``good`` by a cut-back that failed
+        (never acknowledged) are cut off once more if they can be."""
         if self.fd is not None:
+            if self.torn:
+                self._cut_back()
             os.close(self.fd)
             self.fd = None
