@@ -101,8 +101,28 @@ def inbox(net):
     return bytes(net.inbox)
 
 
-def test_the_clock_seals_what_it_sends_with_a_rising_counter():
+def connected(net):
+    """The link as when its broker connection is up (CONNACK and SUBACK in)."""
+    net.client.state = mqtt.UP
+    return net
+
+
+def test_a_link_without_its_broker_seals_nothing():
+    """Nothing leaves while the connection is down, so nothing is sealed (no
+    garbage on the clock's heap, no counter used); the DeviceLink sends the
+    frame again once the link is up."""
     net = link()
+    sent = []
+    net.client.publish = lambda topic, payload: sent.append(payload)
+    hello = protocol.hello("0000cafe", "t1", "scrabble", "1")
+    assert net.write(hello) == len(hello)
+    assert sent == [] and net.sent == 0 and net.client.dropped == 1
+    connected(net).write(hello)
+    assert [seal.open_sealed(MAC, b"U", p)[2] for p in sent] == [1]
+
+
+def test_the_clock_seals_what_it_sends_with_a_rising_counter():
+    net = connected(link())
     sent = []
     net.client.publish = lambda topic, payload: sent.append((topic, payload))
     net.write(protocol.hello("0000cafe", "t1", "scrabble", "1") + protocol.gap("0000cafe", 3))
@@ -236,7 +256,7 @@ def test_a_host_that_knows_no_link_session_yet_is_answered_with_a_hello():
     assert inbox(net) == protocol.who() and net.refused == 1
     sent = []
     net.client.publish = lambda topic, payload: sent.append(payload)
-    net.write(protocol.hello("0000cafe", "t1", "scrabble", "1"))
+    connected(net).write(protocol.hello("0000cafe", "t1", "scrabble", "1"))
     assert host.open_up(sent[0]) is not None and host.sid == SID
     net.inbox[:] = b""
     for m in host.seal_down(protocol.ack("0000cafe", 4)):

@@ -132,6 +132,12 @@ class NetLink:
     def write(self, data):
         """One frame (the DeviceLink writes whole frames) -> one message.
         Several frames in one call are split at their newlines."""
+        if self.client.state != mqtt.UP:
+            # no connection: nothing would leave, so nothing is sealed (each
+            # sealed frame is about 1 KB of garbage); the DeviceLink keeps
+            # every event and sends it again once the link is up
+            self.client.dropped += 1
+            return len(data)
         start = 0
         while start < len(data):
             nl = data.find(b"\n", start)
