@@ -485,8 +485,8 @@ def test_a_unix_port_clock_on_the_broker_reports_its_health_in_the_log_and_repor
         p = subprocess.Popen(HALLCLOCK + [
             "device", "--broker", f"127.0.0.1:{hall.port}", "--hall", HALL, "--clock", "t1",
             "--credentials", hall.cred_file, "--script", str(path), "--session", "0000cafe",
-            "--interpreter", "micropython-unix", "--heap-kib", "64"],  # (the Wi-Fi clock's
-            stderr=subprocess.PIPE, text=True)  # heap today: docs/benchmarks.md)
+            "--interpreter", "micropython-unix", "--heap-kib", "56"],  # a board's heap
+            stderr=subprocess.PIPE, text=True)
         hall.loggers.append(p)
         _, err = p.communicate(timeout=180)
         assert p.returncode == 0, err

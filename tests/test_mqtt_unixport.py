@@ -7,9 +7,9 @@ as over a pty, also with the broker restarted mid-game.
 The process is held to a board's heap (the ballast of vdev/netpump.py):
 after boot the clock has only the free heap a board of ``--heap-kib`` has on
 Wi-Fi, on 32 bits scaled to this port (hallclock.vboard.unixport.calibration).
-The Wi-Fi clock does not fit the ESP32's first 56 000-byte area yet
-(docs/benchmarks.md "Heap on 32-bit sizes"): these clocks run in
-NET_HEAP_KIB, and a board heap it cannot fit is one clear line.
+These clocks run in NET_HEAP_KIB, the ESP32's 56 KiB (every Wi-Fi clock fits
+it after boot: docs/benchmarks.md "Heap on 32-bit sizes"), and a board heap
+it cannot fit is one clear line.
 """
 import os
 import subprocess
@@ -35,9 +35,8 @@ def hall(tmp_path):
     h.close()
 
 
-# the heap (KiB) the Wi-Fi clocks run in here: above what every mode needs on
-# Wi-Fi after boot on 32 bits today (docs/benchmarks.md), below twice the ESP32's
-NET_HEAP_KIB = 64
+# the heap (KiB) the Wi-Fi clocks run in here: a board's (--heap-kib's default)
+NET_HEAP_KIB = 56
 
 
 def device_cmd(hall, clock, path, sid, heap_kib=NET_HEAP_KIB, mode="scrabble", pairs=()):
