@@ -127,3 +127,33 @@ def test_the_boards_rare_code_is_dropped_after_each_call():
     # call (a few bytes: the request's own)
     assert kept - before > 1024
     assert after - before < 256, (before, kept, after)
+
+
+# netlink.shed (docs/micropython.md "Boot-only code"): once the clock's one
+# link is built, the code that only built it is dropped, and the link still
+# seals and sends.
+def test_the_network_links_builders_are_dropped_once_it_is_built():
+    from hallclock.vboard.mpvm import VMProcess
+    from hallclock.vboard.mpvm.files import firmware_mpy
+    from hallclock_fw import seal as host_seal
+    files = firmware_mpy()
+    with VMProcess(files, "", obj_expr=None) as vm:
+        vm.exec("from hallclock_fw import netlink, mqtt, seal\n"
+                "L = netlink.NetLink('h', 't1', 't1', 'pw', lambda now: None, lambda: 0,"
+                " key='1f' * 16, hall_key='2e' * 16, sid='0a0b0c0d')\n")
+        before = vm.heap_live()
+        vm.exec("netlink.shed()\n")
+        after = vm.heap_live()
+        gone = vm.exec("print('__init__' in netlink.NetLink.__dict__, "
+                       "hasattr(mqtt, 'connect_packet'), hasattr(seal, 'key_bytes'), "
+                       "hasattr(netlink, 'topic'))").strip()
+        # the built link goes on: a frame sealed under its key, on its topic
+        vm.exec("S = []\nL.client.state = mqtt.UP\n"
+                "L.client.publish = lambda t, p: S.append((t, p))\n"
+                "L.write(b'W\\n')\n")
+        topic, msg = vm.exec("print(S[0][0].decode(), S[0][1].decode())").split()
+    assert gone == "False False False False"
+    assert before - after > 200, (before, after)  # the constructors' code freed
+    mac = host_seal.Mac(host_seal.key_bytes("1f" * 16))
+    assert topic == "hallclock/h/t1/up"
+    assert host_seal.open_sealed(mac, b"U", msg.encode() + b"\n") == (b"W\n", "0a0b0c0d", 1)

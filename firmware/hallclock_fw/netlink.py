@@ -69,6 +69,25 @@ def topic(hall, clock, direction):
     return "hallclock/%s/%s/%s" % (hall, clock, direction)
 
 
+def shed():
+    """On MicroPython, once the clock's one link is built (hw/wifi.link on
+    the board, and the board's models): the code that only built it is
+    dropped from the heap (docs/micropython.md "Boot-only code"): the
+    constructors of NetLink, the MQTT client and the HMAC keys, the CONNECT
+    packet's and the keys' parsers, the session id's draw, the topic names'
+    format.  Nothing on a clock builds a second link.  The host (CPython),
+    which builds many, keeps them."""
+    import sys
+    if sys.implementation.name != "micropython":
+        return
+    for cls in (NetLink, mqtt.Client, seal.Mac):
+        delattr(cls, "__init__")
+    for mod, names in ((mqtt, ("connect_packet",)), (seal, ("key_bytes",)),
+                       (sys.modules[__name__], ("_link_sid", "topic"))):
+        for name in names:
+            mod.__dict__.pop(name, None)
+
+
 class NetLink:
     # frames the DeviceLink sends a pass at most (link.py): one, as each
     # sealed frame and its MQTT packet are about 1 KB of garbage on the

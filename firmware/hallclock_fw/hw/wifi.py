@@ -20,7 +20,7 @@ import network
 from micropython import const
 
 from ..core.timing import ticks_add, ticks_diff
-from ..netlink import NetLink
+from ..netlink import NetLink, shed
 
 _JOIN_RETRY_MS = const(10000)  # ask the access point again this often while not joined
 _SLICE_MS = const(5)
@@ -111,13 +111,20 @@ class WifiLink(NetLink):
 
 
 def link(net, clock, ticks_ms):
-    """The board's link on Wi-Fi (``ESP32.use_network``).  The serial link's
-    class is dropped from hw/esp32.py (its one instance is garbage now): about
-    500 B of the 56 000-byte heap (docs/micropython.md); here, so that the
-    serial clock does not carry the code that drops it."""
+    """The board's link on Wi-Fi (``ESP32.use_network``).  Once it is built,
+    the serial link's class is dropped from hw/esp32.py (its one instance is
+    garbage now: about 500 B of the 56 000-byte heap), and so is the code that
+    only built the network link (this function, the constructors:
+    ``netlink.shed``); here, so that the serial clock does not carry the code
+    that drops them (docs/micropython.md "Boot-only code")."""
+    host, _, port = net["broker"].rpartition(":")
+    wifi = WifiLink(net["wifi_ssid"], net["wifi_password"], host, int(port), net["hall"], clock,
+                    net["user"], net["password"], ticks_ms, net["key"], net["hall_key"])
     if sys.implementation.name == "micropython":
         from . import esp32
         esp32.__dict__.pop("StdioLink", None)
-    host, _, port = net["broker"].rpartition(":")
-    return WifiLink(net["wifi_ssid"], net["wifi_password"], host, int(port), net["hall"], clock,
-                    net["user"], net["password"], ticks_ms, net["key"], net["hall_key"])
+        # the one link is built: the code that built it goes (netlink.shed)
+        delattr(WifiLink, "__init__")
+        globals().pop("link", None)
+        shed()
+    return wifi

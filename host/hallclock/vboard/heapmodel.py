@@ -107,6 +107,8 @@ def make(mode, settings, actions, wifi):
             self.sock = sock
             self.uart = NetLink("hall", "bench", "bench", "pw", lambda now: sock, self.now,
                                 key=KEY, hall_key=HALL_KEY, sid=SID)
+            from hallclock_fw.netlink import shed
+            shed()  # as hw/wifi.link on the board: the link's builders dropped
             Runner._boot(self, now)
 
         def feed(self, data):
@@ -380,6 +382,10 @@ def boot_steps(mode, link, actions, values):
         imports += "import hallclock_fw.netlink, hallclock_fw.mqtt, hallclock_fw.hw.wifi\n"
         # hw/wifi.link (ESP32.use_network) drops the serial link's class
         imports += "from hallclock_fw.hw import esp32\nesp32.__dict__.pop('StdioLink')\n"
+        # ... and, once its link is built, its own builder and constructor
+        # (the rest of what hw/wifi.link drops is netlink.shed: the bench's link)
+        imports += ("from hallclock_fw.hw import wifi\ndelattr(wifi.WifiLink, '__init__')\n"
+                    "wifi.__dict__.pop('link')\ndel wifi\n")
     return [
         # the stand-ins of the ESP32's built-in modules (in its image, not its heap)
         ("base", "import machine, micropython, select, network, socket, binascii\n"

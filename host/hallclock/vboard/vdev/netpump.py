@@ -119,6 +119,8 @@ def main(scenario, host, port, hall, clock, user, password, sid, silence_ms=SILE
         runner = Runner(mode, settings, actions, clock=clock, sid=sid)
         line = NetLine(NetLink(hall, clock, user, password, opener(host, port), ticks_ms,
                                key=link_key, hall_key=hall_key))
+        from hallclock_fw.netlink import shed
+        shed()  # as hw/wifi.link on a board: the code that built the link dropped
         if board_free is not None:
             from .unixhw import fill_heap
             ballast = fill_heap(board_free, harness)
