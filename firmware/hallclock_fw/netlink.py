@@ -73,15 +73,14 @@ def shed():
     """On MicroPython, once the clock's one link is built (hw/wifi.link on
     the board, and the board's models): the code that only built it is
     dropped from the heap (docs/micropython.md "Boot-only code"): the
-    constructors of NetLink, the MQTT client and the HMAC keys, the CONNECT
-    packet's and the keys' parsers, the session id's draw, the topic names'
-    format.  Nothing on a clock builds a second link.  The host (CPython),
+    CONNECT packet's builder, the keys' parser, the session id's draw, the
+    topic names' format.  Nothing on a clock builds a second link.  The host (CPython),
     which builds many, keeps them."""
     import sys
     if sys.implementation.name != "micropython":
         return
-    for cls in (NetLink, mqtt.Client, seal.Mac):
-        delattr(cls, "__init__")
+    # (a class's methods stay: deleting one frees no code in the VM; module
+    # functions do)
     for mod, names in ((mqtt, ("connect_packet",)), (seal, ("key_bytes",)),
                        (sys.modules[__name__], ("_link_sid", "topic"))):
         for name in names:

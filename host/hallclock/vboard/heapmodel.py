@@ -382,10 +382,9 @@ def boot_steps(mode, link, actions, values):
         imports += "import hallclock_fw.netlink, hallclock_fw.mqtt, hallclock_fw.hw.wifi\n"
         # hw/wifi.link (ESP32.use_network) drops the serial link's class
         imports += "from hallclock_fw.hw import esp32\nesp32.__dict__.pop('StdioLink')\n"
-        # ... and, once its link is built, its own builder and constructor
+        # ... and, once its link is built, its own builder
         # (the rest of what hw/wifi.link drops is netlink.shed: the bench's link)
-        imports += ("from hallclock_fw.hw import wifi\ndelattr(wifi.WifiLink, '__init__')\n"
-                    "wifi.__dict__.pop('link')\ndel wifi\n")
+        imports += "from hallclock_fw.hw import wifi\nwifi.__dict__.pop('link')\ndel wifi\n"
     return [
         # the stand-ins of the ESP32's built-in modules (in its image, not its heap)
         ("base", "import machine, micropython, select, network, socket, binascii\n"
