@@ -33,6 +33,11 @@ here is an interned string on the board for good, so the constants are
 """
 from micropython import const
 
+try:  # for the type checker's annotations only (MicroPython has no typing)
+    from typing import Any
+except ImportError:
+    pass
+
 from .core.timing import ticks_diff
 
 IDLE = const(0)  # no socket
@@ -139,30 +144,17 @@ class Client:
     pass; ``publish(topic, payload)``.  Incoming messages go to
     ``on_message(topic_bytes, payload_bytes)``."""
 
-    def __init__(self, clock, user=None, password=None, keepalive_s=30, topics=(),
-                 on_message=None, will=None):
-        self.hello = connect_packet(clock, user, password, keepalive_s, will)
-        self.keepalive_ms = keepalive_s * 1000
-        self.topics = topics
-        self.on_message = on_message
-        self.sock = None
-        self.state = IDLE
-        self.why = None  # when DEAD: a code (whytext.py has its words)
-        self.out = []  # bytes objects waiting for the socket, oldest first
-        self.out_n = 0
-        self.rx = bytearray(_RX_MAX)
-        self.rxn = 0
-        self.skip = 0  # bytes of an oversized PUBLISH still to discard
-        self.skipped = 0  # oversized PUBLISH packets discarded
-        self.connacked = False
-        self.heard = 0  # ticks of the last byte from the broker
-        self.last_out = 0  # ticks of CONNECT, then of the last PINGREQ
-        self.pinged = False
-        self.dropped = 0  # publishes refused (not UP, or the queue full)
-        # readable(sock) -> bool, optional: lets poll skip a recv that would
-        # only raise EAGAIN (an exception allocates; the board's loop polls
-        # every pass, hw/wifi.py gives an allocation-free ipoll(0) here)
-        self.readable = None
+    # the attributes _build sets (for the type checker; no code on the board)
+    hello: bytes
+    keepalive_ms: int
+    topics: tuple
+    on_message: "Any"
+    readable: "Any"
+    rx: bytearray
+
+    def __init__(self, *args, **kw):
+        # the work is _build's: a module function, so netlink.shed can drop its code
+        _build(self, *args, **kw)
 
     # -- connection ---------------------------------------------------------
     def start(self, sock, now):
@@ -388,3 +380,30 @@ class Client:
                 self._fail(_W_PINGRESP)
         else:  # CONNECT, SUBSCRIBE, PINGREQ ... or PUBACK/PUBREC/PUBCOMP to our QoS 0
             self._fail(_W_UNEXPECTED | kind << 5)
+
+
+def _build(self, clock, user=None, password=None, keepalive_s=30, topics=(),
+           on_message=None, will=None):
+    """``Client(...)``'s work (see the class)."""
+    self.hello = connect_packet(clock, user, password, keepalive_s, will)
+    self.keepalive_ms = keepalive_s * 1000
+    self.topics = topics
+    self.on_message = on_message
+    self.sock = None
+    self.state = IDLE
+    self.why = None  # when DEAD: a code (whytext.py has its words)
+    self.out = []  # bytes objects waiting for the socket, oldest first
+    self.out_n = 0
+    self.rx = bytearray(_RX_MAX)
+    self.rxn = 0
+    self.skip = 0  # bytes of an oversized PUBLISH still to discard
+    self.skipped = 0  # oversized PUBLISH packets discarded
+    self.connacked = False
+    self.heard = 0  # ticks of the last byte from the broker
+    self.last_out = 0  # ticks of CONNECT, then of the last PINGREQ
+    self.pinged = False
+    self.dropped = 0  # publishes refused (not UP, or the queue full)
+    # readable(sock) -> bool, optional: lets poll skip a recv that would
+    # only raise EAGAIN (an exception allocates; the board's loop polls
+    # every pass, hw/wifi.py gives an allocation-free ipoll(0) here)
+    self.readable = None

@@ -32,6 +32,11 @@ the board, plain CPython or MicroPython-unix sockets on the host.
 """
 from micropython import const
 
+try:  # for the type checker's annotations only (MicroPython has no typing)
+    from typing import Any
+except ImportError:
+    pass
+
 from binascii import hexlify
 
 from . import mqtt, protocol, seal
@@ -72,7 +77,8 @@ def topic(hall, clock, direction):
 def shed():
     """On MicroPython, once the clock's one link is built (hw/wifi.link on
     the board, and the board's models): the code that only built it is
-    dropped from the heap (docs/micropython.md "Boot-only code"): the
+    dropped from the heap (docs/micropython.md "Boot-only code"): the work
+    of the NetLink's and the MQTT client's constructors (``_build``), the
     CONNECT packet's builder, the keys' parser, the session id's draw, the
     topic names' format.  Nothing on a clock builds a second link.  The host (CPython),
     which builds many, keeps them."""
@@ -81,8 +87,8 @@ def shed():
         return
     # (a class's methods stay: deleting one frees no code in the VM; module
     # functions do)
-    for mod, names in ((mqtt, ("connect_packet",)), (seal, ("key_bytes",)),
-                       (sys.modules[__name__], ("_link_sid", "topic"))):
+    for mod, names in ((mqtt, ("connect_packet", "_build")), (seal, ("key_bytes",)),
+                       (sys.modules[__name__], ("_link_sid", "topic", "_build"))):
         for name in names:
             mod.__dict__.pop(name, None)
 
@@ -93,39 +99,20 @@ class NetLink:
     # clock's heap, collected between two passes (docs/micropython.md)
     burst = 1
 
-    def __init__(self, hall, clock, user, password, opener, ticks, keepalive_s=_KEEPALIVE_S,
-                 key=None, hall_key=None, sid=None):
-        if key is None or hall_key is None:
-            raise ValueError("the hall network needs the clock's key and the hall's key "
-                             "(key, hall_key: broker-config writes them)")
-        self.up_topic = topic(hall, clock, "up").encode()
-        self.down_topic = topic(hall, clock, "down").encode()
-        self.opener = opener
-        self.ticks = ticks
-        self.mac = seal.Mac(seal.key_bytes(key))  # made once: our topics, both ways
-        self.hall_mac = seal.Mac(seal.key_bytes(hall_key))  # all/down
-        self.sid = sid or _link_sid()  # this boot's link session
-        self.sent = 0  # the counter of our last message (U)
-        self.down_ctr = 0  # the host's counter last taken (D)
-        self.all_ctr = 0  # the referee's counter last taken (A)
-        self.refused = 0  # messages dropped: bad tag, stale, or not the sender's right
-        self.took = 0  # messages from the broker looked at (the App's pass split, app.py)
-        self.nudged = ticks_add(ticks(), -_NUDGE_MS)
-        # the last will: the broker tells every host on our up topic that the
-        # link is lost when the connection dies without a goodbye (Wi-Fi gone);
-        # sealed with counter 0 (it is fixed at connect time)
-        will = seal.seal(self.mac, b"U", protocol.lost(), self.sid, 0)
-        self.client = mqtt.Client(clock, user, password, keepalive_s,
-                                  (topic(hall, clock, "down"), topic(hall, "all", "down")),
-                                  self._message, will=(self.up_topic, will))
-        self.inbox = bytearray()
-        self.backoff = _BACKOFF_MIN_MS
-        self.retry_at = ticks()
-        self.was_up = False
-        self.connects = 0  # connections made (the first one included)
-        self.failures = 0
-        self.why = None  # why the last connection ended: a code (whytext.py)
-        self.dropped_in = 0  # host bytes dropped (inbox full)
+    # the attributes _build sets (for the type checker; no code on the board)
+    client: "mqtt.Client"
+    up_topic: bytes
+    down_topic: bytes
+    mac: "seal.Mac"
+    hall_mac: "seal.Mac"
+    inbox: bytearray
+    opener: "Any"
+    ticks: "Any"
+    sid: str
+
+    def __init__(self, *args, **kw):
+        # the work is _build's: a module function, so netlink.shed can drop its code
+        _build(self, *args, **kw)
 
     # -- the uart the DeviceLink sees -----------------------------------------
     def any(self):
@@ -263,3 +250,39 @@ class NetLink:
 
     def close(self):
         self.client.disconnect()
+
+
+def _build(self, hall, clock, user, password, opener, ticks, keepalive_s=_KEEPALIVE_S,
+           key=None, hall_key=None, sid=None):
+    """``NetLink(...)``'s work (see the class)."""
+    if key is None or hall_key is None:
+        raise ValueError("the hall network needs the clock's key and the hall's key "
+                         "(key, hall_key: broker-config writes them)")
+    self.up_topic = topic(hall, clock, "up").encode()
+    self.down_topic = topic(hall, clock, "down").encode()
+    self.opener = opener
+    self.ticks = ticks
+    self.mac = seal.Mac(seal.key_bytes(key))  # made once: our topics, both ways
+    self.hall_mac = seal.Mac(seal.key_bytes(hall_key))  # all/down
+    self.sid = sid or _link_sid()  # this boot's link session
+    self.sent = 0  # the counter of our last message (U)
+    self.down_ctr = 0  # the host's counter last taken (D)
+    self.all_ctr = 0  # the referee's counter last taken (A)
+    self.refused = 0  # messages dropped: bad tag, stale, or not the sender's right
+    self.took = 0  # messages from the broker looked at (the App's pass split, app.py)
+    self.nudged = ticks_add(ticks(), -_NUDGE_MS)
+    # the last will: the broker tells every host on our up topic that the
+    # link is lost when the connection dies without a goodbye (Wi-Fi gone);
+    # sealed with counter 0 (it is fixed at connect time)
+    will = seal.seal(self.mac, b"U", protocol.lost(), self.sid, 0)
+    self.client = mqtt.Client(clock, user, password, keepalive_s,
+                              (topic(hall, clock, "down"), topic(hall, "all", "down")),
+                              self._message, will=(self.up_topic, will))
+    self.inbox = bytearray()
+    self.backoff = _BACKOFF_MIN_MS
+    self.retry_at = ticks()
+    self.was_up = False
+    self.connects = 0  # connections made (the first one included)
+    self.failures = 0
+    self.why = None  # why the last connection ended: a code (whytext.py)
+    self.dropped_in = 0  # host bytes dropped (inbox full)

@@ -19,6 +19,11 @@ import sys
 import network
 from micropython import const
 
+try:  # for the type checker's annotations only (MicroPython has no typing)
+    from typing import Any
+except ImportError:
+    pass
+
 from ..core.timing import ticks_add, ticks_diff
 from ..netlink import NetLink, shed
 
@@ -32,22 +37,16 @@ class WifiLink(NetLink):
     looked at, the join asked again every _JOIN_RETRY_MS) and opens a
     non-blocking socket to the broker; ``wait`` sleeps on that socket."""
 
-    def __init__(self, wifi_ssid, wifi_password, host, port, hall, clock, user, password, ticks,
-                 key, hall_key):
-        NetLink.__init__(self, hall, clock, user, password, self._open, ticks,
-                         key=key, hall_key=hall_key)
-        self.wlan = network.WLAN(network.STA_IF)
-        self.wlan.active(True)
-        self.join = (wifi_ssid, wifi_password)
-        self.next_join = ticks()
-        self.host = (host, port)
-        self.addr = None
-        self.poller = select.poll()
-        # ipoll: allocation-free on MicroPython (CPython, in the tests, has only poll)
-        self.ipoll = getattr(self.poller, "ipoll", self.poller.poll)
-        self.polled = None
-        # no recv (and no EAGAIN) when nothing came
-        self.client.readable = self._readable  # pyright: ignore[reportAttributeAccessIssue]
+    # the attributes _build sets (for the type checker; no code on the board)
+    wlan: "Any"
+    join: tuple
+    host: tuple
+    poller: "Any"
+    ipoll: "Any"
+
+    def __init__(self, *args, **kw):
+        # the work is _build's: a module function, which link() drops once built
+        _build(self, *args, **kw)
 
     def _open(self, now):
         """A socket connecting to the broker, or None while not joined."""
@@ -124,5 +123,25 @@ def link(net, clock, ticks_ms):
         esp32.__dict__.pop("StdioLink", None)
         # the one link is built: the code that built it goes (netlink.shed)
         globals().pop("link", None)
+        globals().pop("_build", None)
         shed()
     return wifi
+
+
+def _build(self, wifi_ssid, wifi_password, host, port, hall, clock, user, password, ticks,
+           key, hall_key):
+    """``WifiLink(...)``'s work (see the class)."""
+    NetLink.__init__(self, hall, clock, user, password, self._open, ticks,
+                     key=key, hall_key=hall_key)
+    self.wlan = network.WLAN(network.STA_IF)
+    self.wlan.active(True)
+    self.join = (wifi_ssid, wifi_password)
+    self.next_join = ticks()
+    self.host = (host, port)
+    self.addr = None
+    self.poller = select.poll()
+    # ipoll: allocation-free on MicroPython (CPython, in the tests, has only poll)
+    self.ipoll = getattr(self.poller, "ipoll", self.poller.poll)
+    self.polled = None
+    # no recv (and no EAGAIN) when nothing came
+    self.client.readable = self._readable  # pyright: ignore[reportAttributeAccessIssue]

@@ -384,7 +384,8 @@ def boot_steps(mode, link, actions, values):
         imports += "from hallclock_fw.hw import esp32\nesp32.__dict__.pop('StdioLink')\n"
         # ... and, once its link is built, its own builder
         # (the rest of what hw/wifi.link drops is netlink.shed: the bench's link)
-        imports += "from hallclock_fw.hw import wifi\nwifi.__dict__.pop('link')\ndel wifi\n"
+        imports += ("from hallclock_fw.hw import wifi\nwifi.__dict__.pop('link')\n"
+                    "wifi.__dict__.pop('_build')\ndel wifi\n")
     return [
         # the stand-ins of the ESP32's built-in modules (in its image, not its heap)
         ("base", "import machine, micropython, select, network, socket, binascii\n"
