@@ -506,18 +506,25 @@ class SyncFailsOs(TornOs):
         os.fsync(fd)
 
 
-def test_a_write_whose_fsync_failed_and_that_cannot_be_cut_back_is_not_stored_twice(
-        tmp_path, clock, monkeypatch):
-    """The whole batch reached the file, its fsync failed, the cut-back
-    failed: those bytes are not acknowledged, and the next flush writes them
-    again in place (a failed fsync may have dropped them from the disk while
-    the file still shows them), the new record after them: each record once."""
+def stored_one_then_syncs_fail(tmp_path, monkeypatch):
+    """(path, writer, the file's bytes, the fake os): one record stored, then
+    every fsync fails with ENOSPC and the cut-back with it (SyncFailsOs)."""
     p = tmp_path / "log.jsonl"
     w = LogWriter(p)
     w.write(rec(session="s"))
     first = p.read_bytes()
     fake = SyncFailsOs(errno.ENOSPC)
     monkeypatch.setattr(logfile, "os", fake)
+    return p, w, first, fake
+
+
+def test_a_write_whose_fsync_failed_and_that_cannot_be_cut_back_is_not_stored_twice(
+        tmp_path, clock, monkeypatch):
+    """The whole batch reached the file, its fsync failed, the cut-back
+    failed: those bytes are not acknowledged, and the next flush writes them
+    again in place (a failed fsync may have dropped them from the disk while
+    the file still shows them), the new record after them: each record once."""
+    p, w, first, fake = stored_one_then_syncs_fail(tmp_path, monkeypatch)
     second, third = rec(seq=2, session="s"), rec(seq=3, session="s")
     w.add(second)
     assert w.flush() == 0 and w.torn and w.held() == 1
@@ -572,12 +579,7 @@ def test_closing_cuts_off_what_a_failed_cut_back_left(tmp_path, clock, monkeypat
     """Bytes past the stored length were never acknowledged; closing cuts
     them off if the disk lets it now, so a restarted logger does not count
     them as stored."""
-    p = tmp_path / "log.jsonl"
-    w = LogWriter(p)
-    w.write(rec(session="s"))
-    first = p.read_bytes()
-    fake = SyncFailsOs(errno.ENOSPC)
-    monkeypatch.setattr(logfile, "os", fake)
+    p, w, first, fake = stored_one_then_syncs_fail(tmp_path, monkeypatch)
     w.add(rec(seq=2, session="s"))
     assert w.flush() == 0 and w.torn
     monkeypatch.setattr(logfile, "os", os)
