@@ -762,3 +762,103 @@ def test_a_torn_line_that_cannot_be_cut_off_is_bad_input(tmp_path, monkeypatch):
     monkeypatch.setattr(logfile, "open", read_only, raising=False)
     with pytest.raises(BadInput, match=r"cannot repair the log's last line \(Permission denied\)"):
         LogWriter(p)
+
+
+class NoProgressOs:
+    """os whose write takes nothing (returns 0) the first time and fails the
+    test if asked again in the same flush: a writer that retried would spin."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def __getattr__(self, name):
+        return getattr(os, name)
+
+    def write(self, fd, data):
+        self.calls += 1
+        assert self.calls == 1, "the writer retried a write that made no progress"
+        return 0
+
+
+def test_a_write_that_makes_no_progress_is_a_full_disk_not_a_spin(tmp_path, clock, monkeypatch):
+    """A write that takes no byte (a full disk as some filesystems report it)
+    is a full disk: nothing stored, nothing acknowledged, the record kept for
+    later, no loop around the write."""
+    p = tmp_path / "log.jsonl"
+    w = LogWriter(p)
+    assert not w.torn  # a fresh writer's file is its stored length
+    w.write(rec(session="s"))
+    first = p.read_bytes()
+    fake = NoProgressOs()
+    monkeypatch.setattr(logfile, "os", fake)
+    w.add(rec(seq=2, session="s"))
+    assert w.flush() == 0 and fake.calls == 1
+    assert w.held() == 1 and w.full is not None and w.durable_seq("t1", "s") == 1
+    monkeypatch.setattr(logfile, "os", os)
+    assert p.read_bytes() == first
+
+
+class ShrinkingOs:
+    """os for which the log is ``grow`` bytes longer than it is when asked
+    its size (another program cut it in between): reads find less."""
+
+    def __init__(self, grow):
+        self.grow = grow
+        self.reads = 0
+
+    def __getattr__(self, name):
+        return getattr(os, name)
+
+    def fstat(self, fd):
+        st = os.fstat(fd)
+        return os.stat_result((st.st_mode, st.st_ino, st.st_dev, st.st_nlink, st.st_uid,
+                               st.st_gid, st.st_size + self.grow, st.st_atime, st.st_mtime,
+                               st.st_ctime))
+
+    def read(self, fd, n):
+        self.reads += 1
+        assert self.reads < 50, "the writer kept reading a file that has no more bytes"
+        return os.read(fd, n)
+
+
+def test_a_log_that_shrinks_while_it_is_read_back_is_refused_not_waited_on(
+        tmp_path, clock, monkeypatch):
+    """The writer reads back what lies past its stored length before it
+    writes (a cut-back that failed); a file that turns out shorter than its
+    size said is another program's doing: refused with the file named, at
+    once (no read loop waiting for bytes that are not there)."""
+    p = tmp_path / "log.jsonl"
+    w = LogWriter(p)
+    w.write(rec(session="s"))
+    first = p.read_bytes()
+    monkeypatch.setattr(logfile, "os", ShrinkingOs(40))
+    w.add(rec(seq=2, session="s"))
+    with pytest.raises(BadInput, match="changed under the logger"):
+        w.flush()
+    monkeypatch.setattr(logfile, "os", os)
+    assert p.read_bytes() == first
+
+
+class OneByteOs:
+    """os whose write takes one byte a call (a slow or busy disk)."""
+
+    def __getattr__(self, name):
+        return getattr(os, name)
+
+    def write(self, fd, data):
+        return os.write(fd, bytes(data[:1]))
+
+
+def test_a_disk_that_takes_a_byte_a_write_still_stores_every_record(tmp_path, clock,
+                                                                    monkeypatch):
+    """Short writes are progress, not a full disk: the writer goes on until
+    the batch is all written, then stores and acknowledges it."""
+    p = tmp_path / "log.jsonl"
+    w = LogWriter(p)
+    monkeypatch.setattr(logfile, "os", OneByteOs())
+    records = [rec(seq=n, session="s") for n in (1, 2, 3)]
+    for r in records:
+        w.add(r)
+    assert w.flush() == 3 and w.held() == 0 and w.durable_seq("t1", "s") == 3
+    monkeypatch.setattr(logfile, "os", os)
+    assert p.read_bytes() == b"".join(line(r) + b"\n" for r in records)
