@@ -80,8 +80,8 @@ def shed():
     dropped from the heap (docs/micropython.md "Boot-only code"): the work
     of the NetLink's and the MQTT client's constructors (``_build``), the
     CONNECT packet's builder, the keys' parser, the session id's draw, the
-    topic names' format.  Nothing on a clock builds a second link.  The host (CPython),
-    which builds many, keeps them."""
+    topic names' format.  Nothing on a clock builds a second link.  The
+    host (CPython), which builds many, keeps them."""
     import sys
     if sys.implementation.name != "micropython":
         return

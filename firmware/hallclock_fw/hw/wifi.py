@@ -113,7 +113,8 @@ def link(net, clock, ticks_ms):
     """The board's link on Wi-Fi (``ESP32.use_network``).  Once it is built,
     the serial link's class is dropped from hw/esp32.py (its one instance is
     garbage now: about 500 B of the 56 000-byte heap), and so is the code that
-    only built the network link (this function, and ``netlink.shed``); here, so that the serial clock does not carry the code
+    only built the network link (this function, ``_build``, and
+    ``netlink.shed``); here, so that the serial clock does not carry the code
     that drops them (docs/micropython.md "Boot-only code")."""
     host, _, port = net["broker"].rpartition(":")
     wifi = WifiLink(net["wifi_ssid"], net["wifi_password"], host, int(port), net["hall"], clock,
