@@ -156,3 +156,38 @@ def test_the_network_links_builders_are_dropped_once_it_is_built():
     mac = host_seal.Mac(host_seal.key_bytes("1f" * 16))
     assert topic == "hallclock/h/t1/up"
     assert host_seal.open_sealed(mac, b"U", msg.encode() + b"\n") == (b"W\n", "0a0b0c0d", 1)
+
+
+# hw/device.py shed (docs/micropython.md "Boot-only code"): once the App is
+# built, the settings' catalogue and parser, the mode registry, the event
+# codes' module and the cores of other modes are dropped; the host's settings
+# (K) import them for the frame and drop them again, and the clock goes on in
+# the new mode.
+def test_the_settings_and_modes_modules_are_dropped_after_boot_and_after_new_settings():
+    from hallclock.vboard.mpvm import VMProcess
+    from hallclock.vboard.wasm import device_files
+    from hallclock_fw import settings
+    dup = settings.format_text("duplicate", settings.defaults("duplicate"))
+    init = ("import sys\nfrom hallclock.vboard.vdev.runner import Runner\n"
+            "R = Runner('scrabble', %r, [])\n"
+            "def loaded():\n"
+            "    print(sorted(n for n in sys.modules if n.startswith('hallclock_fw.')"
+            " and n.split('.')[-1] in ('settings', 'modes', 'events', 'scrabble', 'duplicate')))\n"
+            % (dict(settings.defaults("scrabble")),))
+    with VMProcess(device_files(), init, obj_expr=None) as vm:
+        booted = vm.exec("loaded()").strip()
+        before = vm.heap_live()
+        vm.exec("import hallclock_fw.settings\n")
+        kept = vm.heap_live()  # as a clock that kept it
+        vm.exec("R.app.shed(R.app)\n")
+        # the host's settings: taken (no game runs), the new core built
+        taken = vm.exec("print(R.app.host_frame(['K', 'duplicate', %r], R.clock.now))" % dup)
+        after_k = vm.exec("loaded()\nprint(type(R.app.core).__name__, R.app.link.settings_text)")
+        bad = vm.exec("print(R.app.host_frame(['K', 'duplicate', 'minutes=x'], R.clock.now))\n"
+                      "loaded()")
+    assert booted == "['hallclock_fw.core.scrabble']"
+    assert kept - before > 2048, (before, kept)  # its code was not on the heap
+    assert taken.strip() == "True"
+    assert after_k.split("\n")[0] == "['hallclock_fw.core.duplicate']"
+    assert after_k.split("\n")[1] == "DuplicateTimer " + dup
+    assert bad.split() == ["False", "['hallclock_fw.core.duplicate']"]

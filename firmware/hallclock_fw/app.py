@@ -17,13 +17,17 @@ virtual board) saves what it chose to hallclock.cfg.
 """
 from micropython import const
 
-from . import VERSION, protocol, settings as settings_mod
+try:  # for the type checker's annotations only (MicroPython has no typing)
+    from typing import Any
+except ImportError:
+    pass
+
+from . import VERSION, protocol
 from .core.timing import earliest, ticks_add, ticks_diff
 from .display import next_change
 from .events import (BTN_A, BTN_B, BTN_PAUSE, EV_BOOT, EV_END, EV_HEALTH, EV_REFUSED,
                      EV_ROUND, EV_SETTINGS, NULL)
 from .link import DeviceLink
-from .modes import make_core
 
 _MAX_SLEEP = const(1000)  # wake at least this often (link resends, watchdogs)
 # a refused event's "what" and "reason" (hallclock.catalog.REFUSED_WHAT, REFUSED_REASONS)
@@ -43,11 +47,15 @@ _SPLIT_MS = const(20)
 
 
 class App:
+    shed: "Any"  # (for the type checker: hw/device.py sets it; no code on the board)
+
     def __init__(self, panel, uart, mode, settings, clock, sid, now):
         self.panel = panel
         self.mode = mode
         self.settings = settings
         self.t0 = now
+        from . import settings as settings_mod
+        from .modes import make_core
         self.core = make_core(mode, settings, self._event)
         self.link = DeviceLink(uart, sid, clock, mode,
                                settings_mod.format_text(mode, settings), VERSION, now)
@@ -63,6 +71,10 @@ class App:
         self.setup = None  # set-up at the clock while it runs (setup_mode.Setup)
         self.armed = False  # PAUSE went down while no game ran: set-up at 5 s
         self.setup_next = False  # in set-up: PAUSE is down (next field on release)
+        # shed(app): drops the modules only a new core or new settings need
+        # (settings.py, modes.py, ...), imported again for the next one
+        # (hw/device.py make_app sets it: the clock's heap, docs/micropython.md)
+        self.shed = None
         self._event(EV_BOOT, now, 0, 0, 0, 0)
 
     def _event(self, code, now, v0, v1, v2, v3):
@@ -192,6 +204,8 @@ class App:
         round this clock had started (START, or the host's round frame) goes on."""
         if self.setup is not None:  # the host's settings end a set-up
             self.setup.close(self)
+        from . import settings as settings_mod
+        from .modes import make_core
         rnd = self.core.round
         self.mode = mode
         self.settings = values
@@ -199,6 +213,9 @@ class App:
         link = self.link
         link.mode = mode  # the hellos name the new mode
         link.settings_text = settings_mod.format_text(mode, values)
+        del settings_mod, make_core
+        if self.shed is not None:
+            self.shed(self)
         self._event(EV_SETTINGS, now, 0, 0, 0, 0)
         if rnd is not None and rnd.started and self.core.round is not None:
             elapsed = rnd.elapsed_ms(now)
@@ -232,6 +249,16 @@ class App:
                 self._event(EV_REFUSED, now, NULL, _REFUSED_ROUND, _REASON_ROUND_STARTED, 0)
                 return False
             return True
+        try:
+            return self._settings_frame(kind, tokens, now)
+        finally:  # the settings' module goes again (hw/device.py shed)
+            if self.shed is not None:
+                self.shed(self)
+
+    def _settings_frame(self, kind, tokens, now):
+        """A ``K`` or ``S`` frame (host_frame); True when taken."""
+        from . import settings as settings_mod
+        core = self.core
         try:
             mode = tokens[1]
             values = settings_mod.parse_text(mode, tokens[2])

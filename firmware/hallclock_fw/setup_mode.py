@@ -193,8 +193,8 @@ class Setup:
         app.view = True
 
     def close(self, app):
-        """Set-up ends: the clock's own displays again, and this module is
-        dropped (its code freed at the next collection)."""
+        """Set-up ends: the clock's own displays again, and this module and
+        the settings' are dropped (their code freed at the next collection)."""
         app.setup = None
         app.setup_next = False
         panel = app.panel
@@ -206,6 +206,8 @@ class Setup:
             pkg = sys.modules.get("hallclock_fw")
             if pkg is not None and "setup_mode" in pkg.__dict__:
                 delattr(pkg, "setup_mode")
+        if app.shed is not None:  # ... and the settings' module (hw/device.py shed)
+            app.shed(app)
 
     def settings(self):
         """(mode, values) as settings.py reads them back (validated)."""

@@ -33,7 +33,6 @@ from ..events import (
     BTN_A, BTN_B, BTN_PAUSE, EV_BREAK, EV_BREAK_END, EV_EXPIRED, EV_PAUSE,
     EV_PRESS_BANK, EV_REFUSED, EV_RESUME_BANK, EV_TURN_BANK, LONG, NULL,
     REFUSED_BREAK)
-from ..settings import DELAY_KINDS, bank_ms
 from .timing import ticks_add, ticks_diff
 
 _IDLE = const(0)  # no move has started yet
@@ -57,6 +56,9 @@ class BackgammonClock:
     """One table's clock.  ``emit(code, now, v0, v1, v2, v3)`` receives events."""
 
     def __init__(self, settings, emit):
+        # the settings' module only while a clock is built (the clock drops
+        # it again: hw/device.py shed)
+        from ..settings import DELAY_KINDS, bank_ms
         self._emit = emit
         bank = bank_ms(settings)
         self.bank = [bank, bank]  # each bank as it stands between moves

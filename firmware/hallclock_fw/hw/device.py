@@ -114,11 +114,32 @@ _KBD_OFF = const(-1)
 _KBD_CTRL_C = const(3)
 
 
+def shed(app):
+    """Drop what the App needs only to build a core or take new settings:
+    settings.py (the catalogue and its parser), modes.py, events.py (every
+    importer holds its own copy of the constants), and the cores of the
+    modes not running.  After boot, and after the host's settings, a restore
+    or set-up at the clock (app.py calls ``app.shed``); the next of those
+    imports them again (docs/micropython.md "Boot-only code")."""
+    modes = sys.modules.get("hallclock_fw.modes")
+    if modes is not None:
+        for mode in modes.CORES:
+            if mode != app.mode:
+                _forget("hallclock_fw.core." + mode)
+    _forget("hallclock_fw.modes")
+    _forget("hallclock_fw.settings")
+    _forget("hallclock_fw.events")
+
+
 def make_app(panel, uart, mode, settings, clock, sid, now):
-    """The clock on its link, the console's keyboard interrupt off.  The board
-    (``start``) and the virtual device (vdev/runner.py) both build it here."""
+    """The clock on its link, the console's keyboard interrupt off, the
+    modules only boot needed dropped (``shed``).  The board (``start``) and
+    the virtual device (vdev/runner.py) both build it here."""
     uart.kbd_intr(_KBD_OFF)
-    return App(panel, uart, mode, settings, clock, sid, now)
+    app = App(panel, uart, mode, settings, clock, sid, now)
+    app.shed = shed
+    shed(app)
+    return app
 
 
 def hand_back(uart):
