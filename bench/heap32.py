@@ -33,8 +33,12 @@ def bench(quick=False, say=None):
             fig = heapmodel.game(mode, link, minutes, outage)
             res["runs"].append(fig)
             line = ("heap32: %-10s %-6s after boot %6d B (margin %6d), peak %6d B (margin %6d) "
-                    "to %d B" % (mode, link, fig["after_boot"], fig["after_boot_margin"],
-                                 fig["peak"], fig["margin"], GC_AREA))
+                    "to %d B; names %d of the pools' %d (%d built into an ESP32 image: "
+                    "%d free on a board)"
+                    % (mode, link, fig["after_boot"], fig["after_boot_margin"],
+                       fig["peak"], fig["margin"], GC_AREA, fig["qstr_end"],
+                       fig["qstr_pools_hold"], fig["qstr_esp32_builtin"],
+                       fig["qstr_board_headroom"]))
             (say or (lambda t: sys.stderr.write(t + "\n")))(line)
     res["all_inside"] = all(r["peak"] <= GC_AREA for r in res["runs"])
     res["unix_calibration"] = mpunix.calibration(refresh=True)

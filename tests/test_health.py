@@ -623,3 +623,17 @@ def test_the_heap_bench_runs_a_wifi_clock_to_the_end_of_its_game():
     fig = heap32.game("duplicate", "wifi", minutes=3, outage=(60000, 120000))
     assert fig["events"] > 3 and fig["peak_in_outage"] > 0, fig
     assert fig["host_refused"] == 0 and fig["clock_refused"] == 0, fig
+
+
+def test_the_names_a_stock_esp32_image_has_built_in_come_from_its_stubs():
+    """The heap model's estimate of the firmware's names that take no pool
+    entry on a board (docs/micropython.md "Limits of the model"): the ROM
+    names of its C modules and of its frozen ones, not the words of a
+    docstring nor the parameters of a def split over lines."""
+    from hallclock.vboard import heapmodel
+    names = heapmodel.esp32_image_names()
+    # machine, esp32, network (C) and umqtt.simple (frozen)
+    assert {"WDT", "idf_heap_info", "isconnected", "getaddrinfo", "publish"} <= names
+    assert "modes" not in names  # only in machine.Pin's docstring
+    assert "firstbit" not in names  # only a parameter (of machine.SPI's init)
+    assert "hallclock" not in names and "ticks_add" in names

@@ -15,6 +15,9 @@ Set-up at the clock (setup_mode.py, docs/contract.md): PAUSE held
 then and dropped when set-up ends.  ``store`` (the hardware object, or the
 virtual board) saves what it chose to hallclock.cfg.
 """
+import gc
+import sys
+
 from micropython import const
 
 try:  # for the type checker's annotations only (MicroPython has no typing)
@@ -46,6 +49,28 @@ _SETUP_HOLD_MS = const(5000)  # PAUSE held this long while no game runs: set-up
 _SPLIT_MS = const(20)
 
 
+_MICROPYTHON = sys.implementation.name == "micropython"
+
+
+def _module(modes) -> "Any":
+    """modes.py (``modes`` true) or settings.py, for a core to build or a
+    frame that brings settings: the clock drops both in between (hw/device.py
+    shed), so this may import one again.  On MicroPython the garbage is
+    collected before the import and after it, so that the message's packet,
+    the import's own garbage (the module's body, about 2.8 KB for the two)
+    and the settings' parse never add up on the heap (docs/micropython.md
+    "Boot-only code")."""
+    if _MICROPYTHON:
+        gc.collect()
+    if modes:
+        from . import modes as mod
+    else:
+        from . import settings as mod
+    if _MICROPYTHON:
+        gc.collect()
+    return mod
+
+
 class App:
     shed: "Any"  # (for the type checker: hw/device.py sets it; no code on the board)
 
@@ -54,11 +79,9 @@ class App:
         self.mode = mode
         self.settings = settings
         self.t0 = now
-        from . import settings as settings_mod
-        from .modes import make_core
-        self.core = make_core(mode, settings, self._event)
+        self.core = _module(True).make_core(mode, settings, self._event)
         self.link = DeviceLink(uart, sid, clock, mode,
-                               settings_mod.format_text(mode, settings), VERSION, now)
+                               _module(False).format_text(mode, settings), VERSION, now)
         # the hall network's link counts the messages it took (``took``); on
         # it a pass either takes the host's messages or sends (_SPLIT_MS)
         self.taker = uart if hasattr(uart, "took") else None
@@ -204,16 +227,13 @@ class App:
         round this clock had started (START, or the host's round frame) goes on."""
         if self.setup is not None:  # the host's settings end a set-up
             self.setup.close(self)
-        from . import settings as settings_mod
-        from .modes import make_core
         rnd = self.core.round
         self.mode = mode
         self.settings = values
-        self.core = make_core(mode, values, self._event)
+        self.core = _module(True).make_core(mode, values, self._event)
         link = self.link
         link.mode = mode  # the hellos name the new mode
-        link.settings_text = settings_mod.format_text(mode, values)
-        del settings_mod, make_core
+        link.settings_text = _module(False).format_text(mode, values)
         if self.shed is not None:
             self.shed(self)
         self._event(EV_SETTINGS, now, 0, 0, 0, 0)
@@ -257,11 +277,10 @@ class App:
 
     def _settings_frame(self, kind, tokens, now):
         """A ``K`` or ``S`` frame (host_frame); True when taken."""
-        from . import settings as settings_mod
         core = self.core
         try:
             mode = tokens[1]
-            values = settings_mod.parse_text(mode, tokens[2])
+            values = _module(False).parse_text(mode, tokens[2])
             ints = [protocol.to_int(t) for t in tokens[3:]]
         except ValueError:
             if kind == "K":

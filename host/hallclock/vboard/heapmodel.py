@@ -338,6 +338,39 @@ def qstr_figures(text):
     return out
 
 
+def esp32_image_names():
+    """The names a stock ESP32 image has built in, as far as its stubs tell
+    (PyPI ``micropython-esp32-stubs``, made on a board from each built-in
+    and frozen module's attributes): every ``def``, ``class`` and attribute
+    name they list.  On the board those are ROM qstrs, so a firmware name
+    among them takes no pool entry there (the VM interns it: its image
+    lacks ``machine``, ``network``, the frozen ``umqtt``...).  On the safe
+    side: a parameter of a ``def`` split over lines does not count (a C
+    function's keywords are qstrs, its positional parameters are not), nor
+    a word in a docstring."""
+    import re
+    from importlib import metadata
+    head = re.compile(r"\s*(?:def|class)\s+([A-Za-z_]\w*)|\s*([A-Za-z_]\w*)\s*[:=]")
+    names = set()
+    for f in metadata.distribution("micropython-esp32-stubs").files or ():
+        if not str(f).endswith(".pyi"):
+            continue
+        depth = 0  # open brackets: inside them a line is a parameter, not a name
+        doc = False  # inside a docstring: words, not names
+        for line in f.read_text().splitlines():
+            m = head.match(line) if depth == 0 and not doc else None
+            if m:
+                names.add(m.group(1) or m.group(2))
+            if (line.count('"""') + line.count("'''")) % 2:
+                doc = not doc
+            if doc:
+                continue
+            code = line.split("#", 1)[0]
+            depth += sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
+            depth = max(depth, 0)
+    return names
+
+
 def pool_table(figures):
     """{pools: (capacity in names, bytes of that many pools)}, from the VM's
     own qstr_info while the base step interned its fill names one by one."""
@@ -476,12 +509,19 @@ def game(mode, link, minutes=40, outage=OUTAGE, boot_only=False, trace=None):
                    fix_errno=False) as vm:
         def qstrs():
             return qstr_figures(vm.exec("import micropython\nmicropython.qstr_info()"))[-1][1]
+
+        def interned():
+            out = vm.exec("import micropython\nmicropython.qstr_info(1)")
+            return set(ln.strip()[2:-1] for ln in out.splitlines()
+                       if ln.strip().startswith("Q(") and ln.strip().endswith(")"))
         live = {}
         names = {"vm_start": qstrs()}  # the runner's own names: a board's main.py's stand-in
+        sets = {"vm_start": interned()}
         for label, step in boot_steps(mode, link, actions, values):
             out = vm.exec(step)
             live[label] = vm.heap_live()
             names[label] = qstrs()
+            sets[label] = interned()
             if label == "base":
                 table = pool_table(qstr_figures(out))
         vm.exec("del _f, _c\n")
@@ -579,7 +619,17 @@ def game(mode, link, minutes=40, outage=OUTAGE, boot_only=False, trace=None):
         end_pools, n_end = pool_bytes(table, end_names)
         peak += end_pools
         outage_peak += end_pools
-        fig.update({"qstr_end": end_names, "qstr_pools_end": n_end})
+        # the same names as a set, and those a stock ESP32 image has built in
+        fw_set = sets["vm_start"] | (sets["firmware_modules"] - sets["base"]) \
+            | (sets["booted"] - sets["scenario_objects"]) | (interned() - sets["fakes"])
+        builtin = sorted(fw_set & esp32_image_names())
+        cap = table[n_end][0]
+        fig.update({"qstr_end": end_names, "qstr_pools_end": n_end,
+                    "qstr_pools_hold": cap, "qstr_headroom": cap - end_names,
+                    "qstr_counted": len(fw_set), "qstr_esp32_builtin": len(builtin),
+                    "qstr_esp32_builtin_names": builtin,
+                    "qstr_board_end": end_names - len(builtin),
+                    "qstr_board_headroom": cap - end_names + len(builtin)})
         if wifi:  # messages refused by either end (a bad seal, a replay): none in a sound run
             fig["host_refused"] = broker.refused
             fig["clock_refused"] = int(vm.exec("print(R.uart.refused)").split()[-1])
