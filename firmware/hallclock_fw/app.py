@@ -49,6 +49,8 @@ _SETUP_HOLD_MS = const(5000)  # PAUSE held this long while no game runs: set-up
 _SPLIT_MS = const(20)
 
 
+# CPython (the host's virtual clocks and views) has its own collector and
+# keeps its modules: there the heap's steps here and in hw/device.py do nothing
 _MICROPYTHON = sys.implementation.name == "micropython"
 
 
@@ -59,7 +61,9 @@ def _module(modes) -> "Any":
     collected before the import and after it, so that the message's packet,
     the import's own garbage (the module's body, about 2.8 KB for the two)
     and the settings' parse never add up on the heap (docs/micropython.md
-    "Boot-only code")."""
+    "Boot-only code").  (Collecting only when the module is not loaded
+    would save a few collections on these rare frames, and cost the clock
+    112 B for good: the two names' strings and the test.)"""
     if _MICROPYTHON:
         gc.collect()
     if modes:
@@ -230,10 +234,12 @@ class App:
         rnd = self.core.round
         self.mode = mode
         self.settings = values
+        # the settings' module first: a backgammon core imports from it too
+        text = _module(False).format_text(mode, values)
         self.core = _module(True).make_core(mode, values, self._event)
         link = self.link
         link.mode = mode  # the hellos name the new mode
-        link.settings_text = _module(False).format_text(mode, values)
+        link.settings_text = text
         if self.shed is not None:
             self.shed(self)
         self._event(EV_SETTINGS, now, 0, 0, 0, 0)

@@ -46,7 +46,7 @@ from ..link import reserve
 reserve()  # the event ring first: one block before other imports fragment the heap
 
 from .. import VERSION  # noqa: E402
-from ..app import App  # noqa: E402
+from ..app import _MICROPYTHON, App  # noqa: E402
 from ..core.timing import ticks_add, ticks_diff  # noqa: E402
 from ..events import NULL  # noqa: E402
 
@@ -67,9 +67,9 @@ GC = [0, 0, 0, 0, 0]
 GC_THRESHOLD = const(6144)
 WDT_MS = const(10000)  # the watchdog's timeout: ten times the longest healthy pass
 _HEALTH_MS = const(600000)  # a health event every 10 minutes (and at boot)
-# CPython (the tests of this module on fakes) has its own collector and none
-# of MicroPython's heap figures: there these steps do nothing.
-_MICROPYTHON = sys.implementation.name == "micropython"
+# _MICROPYTHON (app.py's): CPython (the tests of this module on fakes) has its
+# own collector and none of MicroPython's heap figures: there these steps do
+# nothing.
 
 
 def _forget(name):
