@@ -15,5 +15,7 @@ $(MOSQUITTO):
 	@# Debian starts the system service on install where systemd runs; ours never need it.
 	-@systemctl disable --now mosquitto >/dev/null 2>&1 || true
 
+# the README's tour has a Wi-Fi hall, and `make demo` sets up all the tour uses
+demo: mqtt-setup
 test: mqtt-setup
 bench: mqtt-setup

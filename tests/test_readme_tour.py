@@ -185,6 +185,17 @@ def test_make_demo_sets_up_everything_the_tour_uses():
     assert "hallclock demo" in res.stdout
 
 
+def test_make_demo_installs_the_broker_the_tours_wifi_hall_needs():
+    """The tour's Wi-Fi block starts Mosquitto: `make demo` installs it as
+    `make test` does (a dry run with the broker's path missing lists the
+    apt-get install)."""
+    res = subprocess.run(["make", "-n", "MOSQUITTO=/nonexistent/mosquitto", "demo"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert "apt-get install" in res.stdout and "mosquitto" in res.stdout
+    assert "hallclock demo" in res.stdout
+
+
 def test_readme_says_how_to_run_hallclock_from_the_venv():
     text = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
     assert ". .venv/bin/activate" in text and ".venv/bin/hallclock" in text
