@@ -200,3 +200,27 @@ def test_broker_command_names_a_folder_mosquitto_cannot_enter(tmp_path):
     r = subprocess.run(HALLCLOCK + ["broker", "--dir", str(tmp_path / "nothing")],
                        capture_output=True, text=True, timeout=30)
     assert r.returncode == 2 and "no mosquitto.conf" in r.stderr
+
+
+def test_every_hop_sends_a_frame_at_once(hall):
+    """Nagle's algorithm held each small frame until the last one's TCP ack
+    (the peer delays that ack up to 40 ms): the clock's socket, the broker's
+    sockets and the host's paho socket all send at once (TCP_NODELAY), so an
+    event reaches the log in milliseconds (docs/benchmarks.md, the hall
+    network at scale)."""
+    import socket as so
+
+    from hallclock.net.mqtt import BrokerClient
+    from hallclock.vboard.vdev import netpump
+    conf = open(os.path.join(hall.conf_dir, "mosquitto.conf")).read()
+    assert "set_tcp_nodelay true" in conf.splitlines()
+    net = BrokerClient(hall.local, hall.creds["logger"], []).start()
+    try:
+        assert net.client.socket().getsockopt(so.IPPROTO_TCP, so.TCP_NODELAY)
+    finally:
+        net.stop()
+    s = netpump.opener(*hall.address)(0)
+    try:
+        assert s.getsockopt(so.IPPROTO_TCP, so.TCP_NODELAY)
+    finally:
+        s.close()

@@ -120,6 +120,7 @@ def conf_text(folder, port, bind=None, tls=None, local_port=None, clocks=()):
         "log_type information",
         "connection_messages true",
         "max_keepalive 120",
+        "set_tcp_nodelay true",  # a frame is forwarded at once, not held by Nagle
         "",
         "# the laptop's own tools (hallclock log/referee/console/hall-display --broker "
         f"127.0.0.1:{local_port})",

@@ -15,6 +15,7 @@ watches, so the logger stays one loop with one fsync per pass.
 import collections
 import os
 import select
+import socket
 import ssl
 import sys
 import threading
@@ -76,6 +77,12 @@ class BrokerClient:
             client.disconnect()
             return
         self.connects += 1
+        sock = client.socket()
+        if sock is not None:  # each ack leaves at once, not after Nagle's wait for the last one
+            try:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            except (OSError, AttributeError):
+                pass
         if self.subscribe:
             client.subscribe([(t, 0) for t in self.subscribe])
         else:
@@ -171,7 +178,11 @@ def _clock_of(hall, topic_name):
 
 def claims_other_clock(clock, payload):
     """True for a hello whose clock name is not the topic's: a clock may only
-    speak for itself (the broker lets it publish only on its own topic)."""
+    speak for itself (the broker lets it publish only on its own topic).
+    Only a hello is parsed: an event names no clock, and checking every
+    event twice was a large part of the logger's CPU (docs/benchmarks.md)."""
+    if not payload.startswith(b"H"):
+        return False
     tokens = protocol.check(protocol.unframe(payload))
     return tokens is not None and tokens[0] == "H" and tokens[2] != clock
 
