@@ -131,3 +131,25 @@ def test_without_the_toy_the_mode_is_unknown(tmp_path):
     code, _out, err = run(["simulate", "--mode", toymode.NAME, "--script", str(script),
                            "--out", str(tmp_path / "x.jsonl")])
     assert code == 2 and "unknown mode" in err
+
+
+def test_set_up_at_the_clock_takes_a_toy_mode_from_its_row(hourglass):
+    """Set-up scrolls onto a mode it was never told of: the mode's name, its
+    field's label and its step come from the mode's row (settings.ROWS), the
+    seconds field shows as M:SS, and what it saves is the toy's settings."""
+    from hallclock_fw.setup_mode import Setup, fields
+    s = Setup("backgammon", settings.defaults("backgammon"))
+    assert s.texts() == ("tyPE", "bAcG")
+    assert s.change(+1) and s.mode == toymode.NAME
+    assert s.texts() == ("tyPE", "SAnd")
+    assert not s.change(+1)  # the last mode of the catalogue
+    assert fields(toymode.NAME) == ["mode", "move_s"]
+    assert not s.next_field()
+    assert s.texts() == ("tUrn", 45000)
+    assert s.change(+1) and s.values["move_s"] == 50  # the row's step: 5 s
+    assert s.texts() == ("tUrn", 50000)
+    assert s.next_field()  # the last field: save
+    assert s.settings() == (toymode.NAME, {"move_s": 50})
+    s = Setup(toymode.NAME, {"move_s": 3600})
+    s.next_field()
+    assert not s.change(+1) and s.values["move_s"] == 3600  # the row's check refuses 3605

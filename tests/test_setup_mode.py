@@ -258,8 +258,10 @@ def test_every_text_set_up_shows_is_drawable():
     from hallclock_fw.display import CHARS
     from hallclock_fw.hw.tm1637 import SEGMENTS
     assert len(SEGMENTS) == len(CHARS)
-    texts = [label for label, _step in setup_mode._FIELDS.values()]
-    texts += list(setup_mode._MODE_TEXT.values()) + list(setup_mode._DELAY_TEXT.values())
+    texts = [setup_mode._MODE_LABEL] + list(setup_mode._DELAY_TEXT.values())
+    for row in settings_mod.ROWS:  # each mode's name and labels (4 characters each)
+        assert len(row[3]) == 4 * len(fields(row[0])), row
+        texts += [row[3][i:i + 4] for i in range(0, len(row[3]), 4)]
     texts += ["AUto", "nonE"]
     for mode in settings_mod.MODES:
         s = Setup(mode, settings_mod.defaults(mode))

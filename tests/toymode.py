@@ -98,8 +98,9 @@ def _check(values):
         raise settings.SettingsError("move_s must be 1 to 3600, not %d" % values["move_s"])
 
 
-# -- the catalogue row (settings.ROWS: the mode, its settings, its checks) --
-ROW = (NAME, (("move_s", "i", 45),), _check)
+# -- the catalogue row (settings.ROWS: the mode, its settings, its checks, its
+# set-up words: the mode's name and the field's label, and the field's step) --
+ROW = (NAME, (("move_s", "i", 45),), _check, "SAndtUrn", (5,))
 
 
 # -- the face (host side: what the live view, the hall display, the report say) --

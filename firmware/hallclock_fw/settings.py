@@ -203,9 +203,13 @@ def validate(mode, values):
 
 
 # The catalogue of modes: one row a mode, in the order set-up, help texts and
-# reports list them: (mode, its settings, its cross-checks).  Settings are
-# ((key, kind, default), ...); kind: "i" whole number, "l" list of whole
-# numbers, "score" A-B, "delay" one of DELAY_KINDS.  Default None: unset.
+# reports list them: (mode, its settings, its cross-checks, its set-up words,
+# its set-up steps).  Settings are ((key, kind, default), ...); kind: "i" whole
+# number, "l" list of whole numbers, "score" A-B, "delay" one of DELAY_KINDS.
+# Default None: unset.  Set-up words: 4 characters of display.CHARS for the
+# mode, then 4 for each set-up field's label (setup_mode.fields: a score is
+# two fields); one text, as one text longer than 10 characters is no
+# interned name on the board.  Set-up steps: one a field (0: a choice).
 # A mode's core is beside it in modes.CORES; its host side in hallclock.views.modes.
 ROWS = (
     ("scrabble", (
@@ -213,11 +217,11 @@ ROWS = (
         ("warn_s", "l", (30, 20, 10)),
         ("round_min", "i", 40),
         ("round_warn_min", "i", 10),
-    ), _check_scrabble),
+    ), _check_scrabble, "SCrAtUrnSiG rnd rndS", (10, 0, 5, 1)),
     ("duplicate", (
         ("move_s", "i", 180),
         ("announce_s", "l", (120, 60, 30)),
-    ), _check_duplicate),
+    ), _check_duplicate, "dUPLtUrnAnnC", (10, 0)),
     ("backgammon", (
         ("bank_s", "i", None),
         ("match", "i", 7),
@@ -225,7 +229,7 @@ ROWS = (
         ("per_point_s", "i", 150),
         ("delay_s", "i", 15),
         ("delay", "delay", "simple"),
-    ), _check_backgammon),
+    ), _check_backgammon, "bAcGbAn Pt  A   b   PPt dELSdELy", (60, 1, 1, 1, 15, 1, 0)),
 )
 
 

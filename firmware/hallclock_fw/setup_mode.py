@@ -26,30 +26,15 @@ from .modes import make_core
 
 # set-up opens: short, high, unlike every signal of signals.py (a pattern as there)
 P_SETUP = (3000, 40, 60, 40)
-# field -> (label on A's display, step); a step of 0: a choice (see _CHOICES)
-_FIELDS = {
-    "mode": ("tyPE", 0),
-    "move_s": ("tUrn", 10),
-    "warn_s": ("SiG ", 0),
-    "round_min": ("rnd ", 5),
-    "round_warn_min": ("rndS", 1),
-    "announce_s": ("AnnC", 0),
-    "bank_s": ("bAn ", 60),
-    "match": ("Pt", 1),
-    "score_a": ("A", 1),
-    "score_b": ("b", 1),
-    "per_point_s": ("PPt ", 15),
-    "delay_s": ("dELS", 1),
-    "delay": ("dELy", 0),
-}
+# A's display in the mode field; the other fields' labels, each mode's name
+# and its steps are in its row of settings.ROWS
+_MODE_LABEL = "tyPE"
 # the warning and announcement patterns offered, as presets
 _PRESETS = {
     "warn_s": ((30, 20, 10), (60, 30, 10), (20, 10), (10,), ()),
     "announce_s": ((120, 60, 30), (60, 30), (30,), ()),
 }
-_MODE_TEXT = {"scrabble": "SCrA", "duplicate": "dUPL", "backgammon": "bAcG"}
 _DELAY_TEXT = {"simple": "US  ", "bronstein": "bron", "fischer": "FiSh"}
-_SECONDS = ("move_s", "bank_s", "per_point_s", "delay_s")  # shown as M:SS
 
 
 def fields(mode):
@@ -62,6 +47,14 @@ def fields(mode):
         else:
             out.append(key)
     return out
+
+
+def _row(mode):
+    """(set-up words, steps) of ``mode``'s row in settings.ROWS."""
+    for row in settings_mod.ROWS:
+        if row[0] == mode:
+            return row[3], row[4]
+    raise ValueError(mode)
 
 
 def _get(values, field):
@@ -119,7 +112,7 @@ class Setup:
             return settings_mod.MODES
         if field == "delay":
             return settings_mod.DELAY_KINDS
-        presets = _PRESETS[field]
+        presets = _PRESETS.get(field, ())  # a new mode's list: only its own value
         current = self.values[field]
         if current in presets:
             return presets
@@ -128,7 +121,6 @@ class Setup:
     def change(self, delta):
         """A (-1) or B (+1): the next value that fits; False if there is none."""
         field = self.field()
-        step = _FIELDS[field][1]
         if field == "mode":
             choices = settings_mod.MODES
             i = choices.index(self.mode) + delta
@@ -139,6 +131,7 @@ class Setup:
             self.values = self.seen.get(self.mode) or settings_mod.defaults(self.mode)
             self.dirty = True
             return True
+        step = _row(self.mode)[1][self.index - 1]
         if step == 0:
             choices = self._choices(field)
             i = choices.index(self.values[field]) + delta
@@ -219,13 +212,15 @@ class Setup:
         """(A's display, B's display): each a text of 4 characters of
         display.CHARS, or a time in ms (shown as M:SS)."""
         field = self.field()
-        label = _FIELDS[field][0]
+        words = _row(self.mode)[0]
         if field == "mode":
-            return label, _MODE_TEXT[self.mode]
+            return _MODE_LABEL, words[:4]
+        label = words[4 * self.index:4 * self.index + 4]
         value = _get(self.values, field)
         if field in ("match", "score_a", "score_b"):
             # the points beside the field's letter; the bank they give on B's
             digits = "%d" % value
+            label = label.rstrip()
             text = label + " " * (4 - len(label) - len(digits)) + digits
             return text, settings_mod.bank_ms(self.values)
         if field == "delay":
@@ -237,7 +232,7 @@ class Setup:
             return label, ("%d%3d" % (len(value), value[0]))[-4:]
         if value is None:
             return label, "AUto"
-        if field in _SECONDS:
+        if field[-2:] == "_s":  # seconds, shown as M:SS
             return label, value * 1000
         return label, "%4d" % value
 
