@@ -15,11 +15,17 @@ weaker ack (broker-reached, not stored) and an in-flight store.
 
 Packets handled: CONNECT/CONNACK, SUBSCRIBE/SUBACK, PUBLISH (QoS 0 out;
 QoS 0, 1 or 2 in: a QoS 1 one is acknowledged with PUBACK, a QoS 2 one with
-PUBREC and its PUBREL with PUBCOMP), PINGREQ/PINGRESP, DISCONNECT.
+PUBREC and its PUBREL with PUBCOMP), PINGREQ/PINGRESP, DISCONNECT.  The
+clock subscribes at QoS 0, so a broker that keeps MQTT sends it nothing at
+QoS 1 or 2; from one that does, a QoS 2 message is delivered once (a resend
+of a packet id not yet released by its PUBREL is acknowledged again, not
+delivered: MQTT 3.1.1 section 4.3.3, method B), with at most _HELD_MAX ids
+held.
 
 Any byte from the broker is survived (docs/network.md "Any byte from the
 broker"): a PUBLISH longer than the clock's packet buffer is skipped byte by
-byte as it arrives (counted in ``skipped``, the connection kept); anything
+byte as it arrives (counted in ``skipped``, the connection kept; at QoS 1 or
+2 it is acknowledged all the same, [MQTT-4.3.2-2]); anything
 else that breaks MQTT 3.1.1 -- a packet type a server never sends, wrong
 fixed-header flags, a CONNACK or SUBACK that is not the one expected, a
 PUBLISH whose topic or packet id runs past its end, QoS 3, a remaining
@@ -68,6 +74,9 @@ _CONNECT_MS = const(5000)  # no CONNACK and SUBACK by then: give up on this sock
 # sealed (about 60 more) on its topic (about 40) and its header fit
 _RX_MAX = const(320)
 _TX_MAX = const(2048)  # bytes queued for the socket at most (then publish() says no)
+# QoS 2 messages taken and not yet released at most (we subscribe at QoS 0:
+# only a broker breaking MQTT sends any; beyond this the connection ends)
+_HELD_MAX = const(4)
 _RECV = const(256)  # bytes read per recv (bounded work per poll)
 _RECV_CALLS = const(4)  # recv calls per poll at most
 # "not yet": EAGAIN/EWOULDBLOCK 11, ENOTCONN 107, EALREADY 114, EINPROGRESS 115
@@ -151,6 +160,7 @@ class Client:
     on_message: "Any"
     readable: "Any"
     rx: bytearray
+    held: list
 
     def __init__(self, *args, **kw):
         # the work is _build's: a module function, so netlink.shed can drop its code
@@ -170,6 +180,7 @@ class Client:
         self.heard = now
         self.last_out = now
         self.pinged = False
+        self.held = []  # QoS 2 packet ids taken, their PUBREL not yet come
         self._queue(self.hello)
 
     def close(self):
@@ -303,9 +314,22 @@ class Client:
                         break
                     end = head + size
                     if end > _RX_MAX:
-                        if rx[0] >> 4 != 3 or not self.connacked:
+                        first = rx[0]
+                        if first >> 4 != 3 or not self.connacked:
                             self._fail(_W_TOO_LONG)
                             break
+                        if first & 6:  # QoS 1/2: acknowledged though skipped [MQTT-4.3.2-2]
+                            at = head + 2  # the topic's length, then the packet id after it
+                            if self.rxn >= at:
+                                at += ((rx[head] << 8) | rx[head + 1]) + 2
+                            if at > _RX_MAX:  # a topic longer than any we subscribe to
+                                self._fail(_W_TOO_LONG)
+                                break
+                            if self.rxn < at:
+                                break  # wait for the packet id
+                            self._packet(first, bytes(memoryview(rx)[head:at]), False)
+                            if self.sock is None:
+                                break
                         self.skipped += 1  # a message no frame could fill: skipped, not stored
                         self.skip = end - self.rxn
                         self.rxn = 0
@@ -324,8 +348,9 @@ class Client:
             if n < _RECV:
                 return
 
-    def _packet(self, first, body):
-        """One whole packet (MQTT 3.1.1 section 3: what a server may send us)."""
+    def _packet(self, first, body, deliver=True):
+        """One whole packet (MQTT 3.1.1 section 3: what a server may send us);
+        ``deliver`` False: a PUBLISH's head only (an oversized one, skipped)."""
         kind = first >> 4
         n = len(body)
         if kind == 3:  # PUBLISH
@@ -343,7 +368,15 @@ class Client:
                     return
                 # QoS 1: PUBACK; QoS 2: PUBREC (its PUBREL gets PUBCOMP below)
                 self._queue((b"\x40\x02" if qos == 1 else b"\x50\x02") + pid)
-            if self.on_message is not None:
+                if qos == 2:  # delivered once: a resend before its PUBREL is not [MQTT-4.3.3-2]
+                    held = self.held
+                    if pid in held:
+                        return
+                    if len(held) >= _HELD_MAX:
+                        self._fail(_W_PUBLISH)
+                        return
+                    held.append(pid)
+            if deliver and self.on_message is not None:
                 self.on_message(topic, body[at:])
         elif kind == 2:  # CONNACK: once, first, 2 bytes, no session (we ask a clean one)
             if first != 0x20 or n != 2 or self.connacked or self.state != CONNECTING \
@@ -374,6 +407,8 @@ class Client:
             if first != 0x62 or n != 2 or not self.connacked:
                 self._fail(_W_PUBREL)
                 return
+            if body in self.held:
+                self.held.remove(body)
             self._queue(b"\x70\x02" + body)
         elif kind == 13:  # PINGRESP
             if first != 0xD0 or n:
@@ -402,6 +437,7 @@ def _build(self, clock, user=None, password=None, keepalive_s=30, topics=(),
     self.heard = 0  # ticks of the last byte from the broker
     self.last_out = 0  # ticks of CONNECT, then of the last PINGREQ
     self.pinged = False
+    self.held = []
     self.dropped = 0  # publishes refused (not UP, or the queue full)
     # readable(sock) -> bool, optional: lets poll skip a recv that would
     # only raise EAGAIN (an exception allocates; the board's loop polls
