@@ -347,3 +347,77 @@ def test_broker_config_binds_the_hall_to_the_address_given(tmp_path):
                                     "--out", str(tmp_path / "z"), "--local-port", "1883"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "--local-port" in r.stderr
+
+
+# -- A: a round recorded, replayed into a later logger ---------------------------
+def _spy(hall, clock):
+    """A spectator's laptop with viewer.json: every message of ``clock``'s up."""
+    return BrokerClient(hall.address, hall.creds["viewer"], [up(clock)]).start()
+
+
+def _recorded(spy, clock, at_least):
+    got = []
+    wait_for(lambda: got.extend(p for _t, p in spy.messages()) or len(got) >= at_least, 60,
+             f"the spy's recording of {clock}")
+    return got
+
+
+def _replay(hall, clock, messages):
+    """Published again with the clock's own password (it crosses the air)."""
+    net = BrokerClient(hall.address, hall.creds[clock], []).start()
+    try:
+        for p in messages:
+            # the live clock and the rogue share a client id (the user's): each
+            # knocks the other off; paho reconnects and the message goes again
+            for _ in range(200):
+                try:
+                    net.client.publish(up(clock), p).wait_for_publish(timeout=60)
+                    break
+                except RuntimeError:
+                    time.sleep(0.05)
+            else:
+                raise AssertionError("the rogue could not publish")
+    finally:
+        net.stop()
+
+
+def test_a_round_recorded_and_replayed_reaches_no_later_log(hall, tmp_path):
+    """Attack A (docs/network.md "Replays and floods"): a spectator records
+    t1's up messages in round 2 and, with t1's password, publishes them into
+    round 3's fresh ``log --exit-on-end`` before t1's game: the replayed
+    ``end`` ends nothing and round 3's log is t1's live game alone.  Then
+    the logger is restarted on the same --out (the documented recovery) and
+    both recordings are replayed while t1 plays again: still nothing but the
+    live games, every event acknowledged (the clock ends with nothing owed)."""
+    from mqttrig import clock_records, game, reference
+    for sub in ("r3", "r4"):
+        (tmp_path / sub).mkdir()
+    spy = _spy(hall, "t1")
+    try:
+        g2, g3, g4 = game(moves=6), game(moves=8), game(moves=30, gap_ms=3000)
+        out2, out3 = tmp_path / "round2.jsonl", tmp_path / "round3.jsonl"
+        p = hall.start_logger(out2, clocks=["t1"])
+        hall.device("t1", g2, sid="0000cafe").join(120)
+        hall.wait_logger(p)
+        round2 = _recorded(spy, "t1", 10)
+        assert any(b"E 0000cafe" in m for m in round2)
+
+        p = hall.start_logger(out3, clocks=["t1"])
+        _replay(hall, "t1", round2)  # before the live game: its end must end nothing
+        d3 = hall.device("t1", g3, sid="0000beef")
+        err = hall.wait_logger(p)
+        d3.join(120)
+        ref3 = reference(tmp_path / "r3", "t1", g3, sid="0000beef")
+        assert clock_records(out3, "t1") == ref3, err
+        round3 = _recorded(spy, "t1", 10)
+
+        p = hall.start_logger(out3, clocks=["t1"])  # restarted on the same --out
+        d4 = hall.device("t1", g4, sid="0000f00d")
+        _replay(hall, "t1", round2 + round3)  # while t1 plays
+        err = hall.wait_logger(p, timeout=120)
+        d4.join(120)
+        ref4 = reference(tmp_path / "r4", "t1", g4, sid="0000f00d")
+        assert clock_records(out3, "t1") == ref3 + ref4, err
+        assert d4.error is None and d4.result  # every event acknowledged
+    finally:
+        spy.stop()

@@ -234,6 +234,70 @@ def test_the_host_takes_each_clock_message_once():
     assert b > a
 
 
+def test_a_host_that_may_write_takes_a_session_only_once_it_answered_its_challenge():
+    """docs/network.md "Replays and floods": the clock's messages echo the
+    newest host counter it took; a session new to this host is taken only
+    with an echo this host sealed (its challenge answered), never from a
+    recording made before, and never changes the session sealed for."""
+    sent = []
+    now = [50.0]
+    s = ClockSeal(MAC, send=sent.append, clock=lambda: now[0])
+    net = link()
+    out = []
+    net.client.publish = lambda topic, payload: out.append(payload)
+    connected(net).write(protocol.hello("0000cafe", "t1", "scrabble", "1"))
+    old = out[-1]  # sealed before this host existed: echo 0
+    assert s.open_up(old) is None and s.unproven == 1 and s.sid == "none"
+    # the challenge: a W sealed for that session; the clock takes it and says hello
+    assert len(sent) == 1 and seal.open_sealed(MAC, b"D", sent[0])[:2] == (protocol.who(), SID)
+    net._message(DOWN, sent[0])
+    assert inbox(net) == protocol.who()
+    net.write(protocol.hello("0000cafe", "t1", "scrabble", "1"))
+    assert s.open_up(out[-1]) is not None and s.sid == SID
+    assert s.open_up(old) is None and s.replays == 1  # the recording: a replay now
+    # a recorded session of an earlier boot (echoes from before this host): refused,
+    # challenged, and the host still seals for the live session
+    earlier = seal.seal(MAC, b"U", protocol.hello("0000beef", "t1", "scrabble", "1"),
+                        "99999999:%d" % (s.since - 1), 7)
+    assert s.open_up(earlier) is None and s.sid == SID and s.unproven == 2
+    assert len(sent) == 1  # challenges are paced
+    now[0] += 1
+    assert seal.open_sealed(MAC, b"D", s.seal_down(protocol.who())[0])[1] == SID
+    # the clock reboots: its new session answers a challenge, the old one is retired
+    net2 = link()
+    net2.sid = "22222222"
+    out2 = []
+    net2.client.publish = lambda topic, payload: out2.append(payload)
+    connected(net2).write(protocol.hello("0000f00d", "t1", "scrabble", "1"))
+    now[0] += 1
+    assert s.open_up(out2[-1]) is None and len(sent) == 2
+    net2._message(DOWN, sent[-1])
+    net2.write(protocol.hello("0000f00d", "t1", "scrabble", "1"))
+    assert s.open_up(out2[-1]) is not None and s.sid == "22222222"
+    net.write(protocol.who())  # the old boot's messages: refused from now on
+    assert s.open_up(out[-1]) is None and s.sid == "22222222"
+    # the will: only the current session's
+    assert s.open_up(seal.seal(MAC, b"U", protocol.lost(), SID, 0)) is None
+    assert s.open_up(seal.seal(MAC, b"U", protocol.lost(), "22222222", 0)) == protocol.lost()
+
+
+def test_a_clock_opens_a_few_new_sessions_a_minute_at_most():
+    """A stolen key can answer every challenge; beyond the clock's budget of
+    new sessions they are counted and dropped (docs/network.md)."""
+    from hallclock.net import seal as hostseal
+    now = [1000.0]
+    s = ClockSeal(MAC, send=lambda m: None, clock=lambda: now[0])
+    hello = protocol.hello("0000cafe", "t1", "scrabble", "1")
+    taken = 0
+    for i in range(50):
+        m = seal.seal(MAC, b"U", hello, "%08x:%d" % (i, host_ms()), 1)
+        taken += s.open_up(m) is not None
+    assert taken == hostseal.SESSION_BURST and s.over_budget == 50 - taken
+    now[0] += hostseal.SESSION_EVERY_S
+    assert s.open_up(seal.seal(MAC, b"U", hello, "aaaaaaaa:%d" % host_ms(), 1)) is not None
+    assert s.open_up(seal.seal(MAC, b"U", hello, "bbbbbbbb:%d" % host_ms(), 1)) is None
+
+
 def test_a_viewer_opens_by_shape_and_sends_nothing():
     s = ClockSeal(None)
     assert s.open_up(seal.seal(MAC, b"U", protocol.who(), SID, 1)) == protocol.who()

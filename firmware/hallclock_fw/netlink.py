@@ -150,8 +150,10 @@ class NetLink:
             self.sent += 1
             # one frame (the usual write): sealed as it is, not copied first
             frame = data if start == 0 and end == len(data) else data[start:end]
-            self.client.publish(self.up_topic, seal.seal(self.mac, b"U", frame, self.sid,
-                                                         self.sent))
+            # the newest host counter taken rides along: a fresh host's challenge
+            # answered, which no recording made before it can carry
+            self.client.publish(self.up_topic, seal.seal(
+                self.mac, b"U", frame, "%s:%d" % (self.sid, self.down_ctr), self.sent))
             start = end
         return len(data)
 

@@ -9,7 +9,8 @@ On the network every MQTT message is one sealed frame::
 
 ``<frame>`` is the CRC frame of protocol.py without its newline; ``<sid>`` the
 clock's link session (8 hex digits, new at every boot of the clock's network
-link); ``<ctr>`` a counter in 1 to 15 decimal digits; ``<tag>`` the first
+link; on ``U`` followed by ``:<echo>``, the newest ``D`` counter the clock
+took: the host's challenge answered); ``<ctr>`` a counter in 1 to 15 decimal digits; ``<tag>`` the first
 _TAG_HEX hex digits of HMAC-SHA256(key, <dir> + everything before the last
 ``~``), where ``<dir>`` is one byte naming the direction (``U`` clock -> host,
 ``D`` host -> one clock, ``A`` the referee -> every clock on ``all/down``), so
@@ -20,7 +21,8 @@ is sealed with the hall's signal key (``hall_key``).
 Freshness (a replay is refused):
     U  ctr counts the link's messages from 1 within <sid>; the host takes only a
        ctr above the highest it has taken for that <sid> (0: the MQTT last
-       will, fixed at connect time, taken as a mark only)
+       will, fixed at connect time, taken as a mark only), and a <sid> new to
+       it only once its echo is a D counter the host sealed since it started
     D  <sid> must be the clock's current link session; ctr is the host's wall
        clock in ms, above the last one the clock took
     A  <sid> is ``all``; ctr is the referee's wall clock in ms, above the last
@@ -35,6 +37,7 @@ from micropython import const
 
 _TAG_HEX = const(32)  # 128 bits of the 256 (RFC 2104: at least half the hash)
 _MAX_CTR_DIGITS = const(15)
+_MAX_SID = const(24)  # "<8 hex>:<echo, up to 15 digits>" on U
 _BLOCK = const(64)
 
 
@@ -129,7 +132,7 @@ def open_sealed(mac, kind, message):
         if b < 48 or b > 57:
             return None
         ctr = ctr * 10 + (b - 48)
-    if not 1 <= c - s - 1 <= 8:
+    if not 1 <= c - s - 1 <= _MAX_SID:
         return None
     for i in range(s + 1, c):
         if message[i] < 48 or message[i] > 122:

@@ -150,7 +150,8 @@ def configure_broker(address, hall, credentials, mode, settings_text, clocks=Non
     for name in names:
         peer = Peer(topic(hall, name, "up"))
         peer.clock = name  # the topic names it; its hello says the same
-        peer.seal = ClockSeal(clock_mac(creds, name))
+        peer.seal = ClockSeal(clock_mac(creds, name),
+                              send=lambda m, t=topic(hall, name, "down"): net.publish(t, m))
         peer.send = (lambda data, t=topic(hall, name, "down"), s=peer.seal:
                      [net.publish(t, m) for m in s.seal_down(data)])
         peers.append(peer)

@@ -231,7 +231,7 @@ class HostLink:
             mode, stext, values = sent
             record["restore"] = {"mode": mode, "settings": stext, "values": values}
         record["host_time"] = host_time()
-        self.writer.write(record)
+        self.writer.add(record)  # stored with the pass's records: one fsync (docs/network.md)
         self.stored.append(record)  # the live views hear of it
         self.power_losses += 1
         if sent is not None:

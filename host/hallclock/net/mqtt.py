@@ -34,6 +34,10 @@ from ..link.transport import close_fds
 
 CONNECT_WAIT_S = 10.0
 KEEPALIVE_S = 15
+# one clock's messages a logger pass takes at most: the rest wait for the
+# next pass, so one clock's flood cannot hold another's ack (docs/network.md)
+PASS_SHARE = 64
+TOPIC_QUEUE_MAX = 4096  # messages of one topic held at most; beyond, dropped and counted
 
 
 def _paho():
@@ -58,7 +62,8 @@ class BrokerClient:
             self.client.tls_set(ca_certs=tls, tls_version=ssl.PROTOCOL_TLS_CLIENT)
         self.client.reconnect_delay_set(min_delay=0.1, max_delay=2)
         self.subscribe = list(subscribe)
-        self.queue = collections.deque()
+        self.queues = {}  # topic -> its messages not yet taken, in order
+        self.overflow = 0  # messages dropped: their topic's queue was full (a flood)
         self.rfd, self.wfd = os.pipe()
         os.set_blocking(self.rfd, False)
         os.set_blocking(self.wfd, False)
@@ -97,7 +102,19 @@ class BrokerClient:
         pass
 
     def _on_message(self, _client, _userdata, msg):
-        self.queue.append((msg.topic, msg.payload))
+        q = self.queues.get(msg.topic)
+        if q is None:
+            q = self.queues.setdefault(msg.topic, collections.deque())
+        if len(q) >= TOPIC_QUEUE_MAX:
+            self.overflow += 1  # one topic's flood holds bounded memory
+            return
+        wake = not q  # the reader takes the rest with these (wait: pending)
+        q.append(msg.payload)
+        if wake:
+            try:
+                os.write(self.wfd, b"x")
+            except BlockingIOError:
+                pass  # the pipe is full: the reader is woken anyway
         try:
             os.write(self.wfd, b"x")
         except BlockingIOError:
@@ -124,20 +141,26 @@ class BrokerClient:
     def fileno(self):
         return self.rfd
 
-    def messages(self):
+    def messages(self, share=None):
+        """(topic, payload) of what arrived; with ``share``, at most that many
+        of each topic (each topic served in turn, the rest kept)."""
         try:
             while os.read(self.rfd, 4096):
                 pass
         except BlockingIOError:
             pass
         out = []
-        q = self.queue
-        while q:
-            out.append(q.popleft())
+        for name, q in list(self.queues.items()):
+            n = len(q) if share is None else min(share, len(q))
+            for _ in range(n):
+                out.append((name, q.popleft()))
         return out
 
+    def pending(self):
+        return any(self.queues.values())
+
     def wait(self, timeout):
-        if self.queue:
+        if self.pending():
             return True
         return bool(select.select([self.rfd], [], [], timeout)[0])
 
@@ -254,7 +277,10 @@ class BrokerLogger(Logger):
         # a viewer checks the seal where its credentials hold the clock's key
         # (the laptop's credentials.json); a viewer-only file holds none: shape only
         keyed = not self.viewer or "key" in self.creds.get(clock, {})
-        sealed = ClockSeal(clock_mac(self.creds, clock) if keyed else None)
+        # the logger challenges a link session before it takes it; a viewer may not write
+        sealed = ClockSeal(clock_mac(self.creds, clock) if keyed else None,
+                           send=None if self.viewer else
+                           (lambda message, t=down: self.net.publish(t, message)))
 
         def send(data, t=down):
             if self.viewer:
@@ -276,7 +302,7 @@ class BrokerLogger(Logger):
     def poll(self, timeout=0.05):
         self.net.wait(timeout)
         fed = set()
-        for name, payload in self.net.messages():
+        for name, payload in self.net.messages(PASS_SHARE):
             clock = _clock_of(self.hall, name)
             if clock is None:
                 continue
@@ -344,8 +370,16 @@ class BrokerLogger(Logger):
         rec = max(0, self.net.connects - 1)
         full = (f", disk full {self.writer.full_count}× ({self.writer.held()} records still "
                 "held)" if self.writer.full_count else "")
+        why = ""
+        if self.refused():
+            parts = [(sum(getattr(s, k) for s in self.seals), words) for k, words in (
+                ("replays", "replays"), ("unproven", "of sessions not proven"),
+                ("over_budget", "of sessions over a clock's budget"))]
+            if self.net.overflow:
+                parts.append((self.net.overflow, "over a clock's queue"))
+            why = " (" + ", ".join(f"{n} {w}" for n, w in parts if n) + ")"
         return (f"{self.writer.count} records written, {dups} repeats dropped, "
-                f"{bad} bad lines dropped, {rec} reconnects, {lost} power losses{full}")
+                f"{bad} bad lines dropped{why}, {rec} reconnects, {lost} power losses{full}")
 
     def close(self):
         if self.net.rfd >= 0:

@@ -13,7 +13,7 @@ is counted in ``refused`` and never reaches a HostLink.
 import threading
 import time
 
-from hallclock_fw import seal
+from hallclock_fw import protocol, seal
 
 from ..errors import BadInput
 
@@ -56,37 +56,117 @@ def clock_mac(creds, clock):
     return _mac(creds.get(clock, {}), "key", clock)
 
 
+CHALLENGE_S = 1.0  # a link session not yet proven is challenged at most this often
+CHALLENGE_GAP_S = 0.05  # ... and one clock's challenges at most this often in all
+CANDIDATES = 8  # unproven link sessions remembered per clock (the newest)
+# new link sessions a clock may open: a burst of SESSION_BURST, then one per
+# SESSION_EVERY_S (a real clock reboots at most a few times a minute)
+SESSION_BURST = 4
+SESSION_EVERY_S = 15.0
+
+
 class ClockSeal:
     """One clock's sealed link on the host.  ``mac`` None: a viewer (no key):
-    messages are opened by their shape only and nothing can be sent."""
+    messages are opened by their shape only and nothing can be sent.
 
-    def __init__(self, mac):
+    ``send(message)`` given (a host that may write the clock's ``down``: the
+    logger, ``configure``): a link session is taken only once the clock has
+    answered this process's challenge -- a ``W`` sealed for that session,
+    after which the clock's messages echo a ``D`` counter sealed since this
+    object was made, which no recording made before can carry -- and within
+    the clock's budget of new sessions (docs/network.md "Replays and
+    floods").  Without ``send`` (a viewer, which may not write) a new session
+    is taken on its seal alone; it stores nothing and sends nothing."""
+
+    def __init__(self, mac, send=None, clock=time.monotonic):
         self.mac = mac
+        self.send = send if mac is not None else None
+        self.time = clock
+        self.since = host_ms()  # D counters from here on are this process's
         self.seen = {}  # link session -> the highest counter taken
-        self.sid = "none"  # the clock's current link session (the newest message's)
-        self.refused = 0  # messages dropped (bad tag or shape, a replay)
+        self.sid = "none"  # the clock's current link session (proven; the host seals for it)
+        self.proof = 0  # the echo that proved the current session
+        self.retired = set()  # sessions this process took that a newer one replaced
+        self.candidates = {}  # unproven session -> when it was last challenged
+        self.challenged = -CHALLENGE_GAP_S
+        self.budget = float(SESSION_BURST)
+        self.budget_at = clock()
+        self.refused = 0  # messages dropped, all reasons (bad tag or shape, a replay, ...)
+        self.replays = 0  # ... of them: a counter already taken, or a retired session
+        self.unproven = 0  # ... a session that has not answered our challenge
+        self.over_budget = 0  # ... a new session beyond the clock's budget
+        self.challenges = 0  # challenges sent
+
+    def _drop(self, why=None):
+        self.refused += 1
+        if why is not None:
+            setattr(self, why, getattr(self, why) + 1)
+        return None
 
     def open_up(self, payload):
         """The frame (bytes, with its newline) of a message on the clock's
         ``up``, or None (refused and counted)."""
         got = seal.open_sealed(self.mac, b"U", payload)
         if got is None:
-            self.refused += 1
-            return None
-        frame, sid, ctr = got
+            return self._drop()
+        frame, field, ctr = got
+        sid, _, echo = field.partition(":")
+        if not sid or not echo.isdigit() and echo != "":
+            return self._drop()
         if ctr == 0:  # the last will, sealed once at connect time: a mark, not a frame
-            if frame.startswith(b"L*"):
+            if frame.startswith(b"L*") and (self.send is None or sid == self.sid):
                 return frame
-            self.refused += 1
-            return None
+            return self._drop()
         last = self.seen.get(sid)
-        if last is not None and ctr <= last:
-            self.refused += 1  # a replay
-            return None
+        if last is not None:
+            if ctr <= last or (self.send is not None and sid != self.sid):
+                return self._drop("replays")  # taken already, or an older boot's
+            self.seen[sid] = ctr
+            return frame
+        if self.send is not None:
+            if sid in self.retired:
+                return self._drop("replays")
+            proof = int(echo or 0)
+            if proof < self.since or proof <= self.proof:
+                self._challenge(sid)
+                return self._drop("unproven")
+            if not self._spend():
+                return self._drop("over_budget")
+            self.candidates.pop(sid, None)
+            if self.sid != "none":
+                self.retired.add(self.sid)
+                del self.seen[self.sid]
+            self.proof = proof
         self.seen[sid] = ctr
-        if last is None:
-            self.sid = sid  # a new boot of the clock's link
+        self.sid = sid  # a new boot of the clock's link
         return frame
+
+    def _spend(self):
+        """One new session from the clock's budget (False: none left)."""
+        now = self.time()
+        self.budget = min(float(SESSION_BURST),
+                          self.budget + (now - self.budget_at) / SESSION_EVERY_S)
+        self.budget_at = now
+        if self.budget < 1.0:
+            return False
+        self.budget -= 1.0
+        return True
+
+    def _challenge(self, sid):
+        """A ``W`` for an unproven session, sealed for it: the clock whose
+        session it is takes it and says hello with our counter as its echo."""
+        now = self.time()
+        if now - self.challenged < CHALLENGE_GAP_S:
+            return
+        last = self.candidates.get(sid)
+        if last is not None and now - last < CHALLENGE_S:
+            return
+        if last is None and len(self.candidates) >= CANDIDATES:
+            del self.candidates[min(self.candidates, key=self.candidates.get)]
+        self.candidates[sid] = now
+        self.challenged = now
+        self.challenges += 1
+        self.send(seal.seal(self.mac, b"D", protocol.who(), sid, host_ms()))
 
     def seal_down(self, data):
         """The messages (a list) for ``data``: one or more frames from a HostLink."""
