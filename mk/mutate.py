@@ -1,7 +1,7 @@
 """make mutate: cosmic-ray over the rule cores, the wire modules and the host's
 logging path, each module against the test files that cover it.
 
-Why cosmic-ray (docs/design.md, "Mutation testing"): it mutates one file at a
+Why cosmic-ray (docs/testing.md, "Mutation testing"): it mutates one file at a
 time in place and runs a shell command, so the same mutant is seen by the
 CPython tests, the MicroPython VMs and the subprocesses the tests start.
 

@@ -1,5 +1,5 @@
 """The link's, the settings' and the command line's thresholds one step below,
-on, and one step above their exact value (docs/design.md, "Thresholds and
+on, and one step above their exact value (docs/testing.md, "Thresholds and
 the tests that pin them"): acks and resends (docs/protocol.md), the ring of
 unacknowledged events, the gap frame, setting and option ceilings."""
 import contextlib

@@ -1,5 +1,5 @@
 """Every time threshold of the cores one ms below, on, and one ms above its
-exact value (docs/design.md, "Thresholds and the tests that pin them"):
+exact value (docs/testing.md, "Thresholds and the tests that pin them"):
 warnings and expiry (ČAS 16.8, 5.1.4), a pause at expiry (8.7.1), a restore
 on a threshold, the duplicate announcements and final signal (II.3, II.5),
 and the tick wrap.  MicroPython-compatible: plain asserts, no pytest."""
