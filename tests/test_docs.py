@@ -1,0 +1,186 @@
+"""The docs name only what exists, and docs/design.md stays a ten-minute read
+(issue: "every file and module a doc names exists").
+
+Every repository path a doc names (``firmware/…``, ``host/…``, ``tests/…``,
+``bench/…``, ``mk/…``, ``docs/…``, ``hardware/…``, ``tools/…``), every Python
+file it names by a shorter path (``hw/device.py``: some file of the tree must
+end so) and every module it names (``hallclock.x.y``, ``hallclock_fw.x``, with
+the first name after the module defined in it) must exist."""
+import ast
+import functools
+import pathlib
+import re
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+DOCS = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "hardware").glob("*.md")])
+PACKAGES = {"hallclock": ROOT / "host" / "hallclock", "hallclock_fw": ROOT / "firmware" / "hallclock_fw"}
+DESIGN_WORDS = 3000
+
+_ROOTS = "firmware|host|tests|bench|mk|docs|hardware|tools"
+# a path from the repository's root; <mode> and * are wildcards
+_PATH = re.compile(r"(?<![\w./<>*-])((?:%s)/[\w./<>*-]*[\w>*/])" % _ROOTS)
+# a Python file named by a shorter path (hw/device.py, app.py); an absolute
+# path (/path/to/…) is outside the tree
+_PYFILE = re.compile(r"(?<![\w./<>*-])(\w[\w/]*\.py)\b")
+# a dotted module name of one of the two packages
+_MODULE = re.compile(r"(?<![\w./-])((?:hallclock_fw|hallclock)(?:\.[A-Za-z_]\w*)+)")
+# names that look like modules but are files on the board or on the laptop
+_NOT_MODULES = {"hallclock.cfg", "hallclock.cfg.example", "hallclock.romfs"}
+
+
+@functools.lru_cache(maxsize=None)
+def tree_files():
+    """Every file and folder of the tree (relative, as posix paths), build
+    output, caches and virtual environments left out."""
+    out = set()
+    for p in ROOT.rglob("*"):
+        rel = p.relative_to(ROOT).as_posix()
+        if rel.split("/")[0] in (".git", ".venv", "build", "node_modules") or "/node_modules/" in rel \
+                or "__pycache__" in rel or ".egg-info" in rel:
+            continue
+        out.add(rel)
+    return frozenset(out)
+
+
+def _exists(path):
+    """A repository path exists: as it is, as a folder, or matching its
+    wildcards (``<mode>`` and ``*`` stand for any name)."""
+    path = path.rstrip("/")
+    if "<" in path or "*" in path:
+        pieces = re.split(r"<[^/>]*>|\*", path)
+        rx = re.compile("[^/]*".join(re.escape(p) for p in pieces) + "$")
+        return any(rx.match(f) for f in tree_files())
+    return path in tree_files()
+
+
+def _pyfile_exists(name):
+    """``hw/device.py`` or ``app.py``: some file of the tree ends so."""
+    if name in tree_files():
+        return True
+    suffix = "/" + name
+    return any(f.endswith(suffix) for f in tree_files())
+
+
+@functools.lru_cache(maxsize=None)
+def _top_names(path):
+    """The names a module defines or imports at its top level."""
+    names = set()
+    for node in ast.parse(path.read_text(), str(path)).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name):
+                        names.add(n.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.If, ast.Try)):
+            for sub in ast.walk(node):
+                if isinstance(sub, (ast.FunctionDef, ast.ClassDef)):
+                    names.add(sub.name)
+                elif isinstance(sub, ast.Assign):
+                    for t in sub.targets:
+                        if isinstance(t, ast.Name):
+                            names.add(t.id)
+                elif isinstance(sub, (ast.Import, ast.ImportFrom)):
+                    names.update((a.asname or a.name).split(".")[0] for a in sub.names)
+    return frozenset(names)
+
+
+def _module_problem(dotted):
+    """None when ``dotted`` names a module of ours (and, after it, a name the
+    module defines); else what is wrong."""
+    parts = dotted.split(".")
+    path = PACKAGES[parts[0]]
+    i = 1
+    while i < len(parts):
+        if (path / parts[i]).is_dir() and (path / parts[i] / "__init__.py").exists():
+            path = path / parts[i]
+        elif (path / (parts[i] + ".py")).exists():
+            path = path / (parts[i] + ".py")
+            i += 1
+            break
+        else:
+            break
+        i += 1
+    if i >= len(parts):
+        return None
+    module_file = path / "__init__.py" if path.is_dir() else path
+    if module_file.suffix == ".py" and module_file.exists() and parts[i] in _top_names(module_file):
+        return None
+    where = ".".join(parts[:i])
+    return "%s: no module or name %r in %s" % (dotted, parts[i], where)
+
+
+def problems(text):
+    """What ``text`` names that does not exist, one line each."""
+    out = []
+    for m in _PATH.finditer(text):
+        path = m.group(1).rstrip(".")
+        if not _exists(path):
+            out.append("no such path: " + path)
+    for m in _PYFILE.finditer(text):
+        name = m.group(1)
+        if re.match(r"(%s)/" % _ROOTS, name):
+            continue  # checked whole above
+        if not _pyfile_exists(name):
+            out.append("no such file: " + name)
+    for m in _MODULE.finditer(text):
+        dotted = m.group(1).rstrip(".")
+        if dotted in _NOT_MODULES:
+            continue
+        problem = _module_problem(dotted)
+        if problem:
+            out.append(problem)
+    return out
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_path_and_module_a_doc_names_exists(doc):
+    found = problems(doc.read_text(encoding="utf-8"))
+    assert not found, "%s names what does not exist:\n  %s" % (
+        doc.relative_to(ROOT), "\n  ".join(sorted(set(found))))
+
+
+def test_the_check_fails_on_what_does_not_exist():
+    text = """See `firmware/hallclock_fw/hw/nosuch.py`, tests/test_nosuch.py,
+    `hw/gone.py`, `hallclock.vboard.mpunix`, hallclock_fw.nosuch,
+    `hallclock.views.model.no_such_name` and docs/nosuch.md."""
+    found = problems(text)
+    assert "no such path: firmware/hallclock_fw/hw/nosuch.py" in found
+    assert "no such path: tests/test_nosuch.py" in found
+    assert "no such path: docs/nosuch.md" in found
+    assert "no such file: hw/gone.py" in found
+    assert any(p.startswith("hallclock.vboard.mpunix:") for p in found)
+    assert any(p.startswith("hallclock_fw.nosuch:") for p in found)
+    assert any(p.startswith("hallclock.views.model.no_such_name:") for p in found)
+    assert len(found) == 7, found
+
+
+def test_the_check_passes_what_exists():
+    text = """`firmware/hallclock_fw/core/<mode>.py`, `tests/test_mqtt_*.py`,
+    `hw/device.py` (`hw/device.py`'s loop), tests/core/, `hallclock.views.model.Model`,
+    `hallclock_fw.core.timing`, hallclock.cfg, `bench/run.py --only timing`,
+    docs/design.md."""
+    assert problems(text) == []
+
+
+def too_long(text, limit=DESIGN_WORDS):
+    """None when ``text`` is at most ``limit`` words (as ``wc -w`` counts
+    them: runs of non-space), else what is wrong."""
+    n = len(text.split())
+    return None if n <= limit else "%d words; at most %d" % (n, limit)
+
+
+def test_design_is_a_ten_minute_read():
+    problem = too_long((ROOT / "docs" / "design.md").read_text(encoding="utf-8"))
+    assert problem is None, "docs/design.md: " + problem
+
+
+def test_the_word_count_fails_one_word_over():
+    assert too_long("word\n" * DESIGN_WORDS) is None
+    assert too_long("a `b` c|d\n" * 1000) is None  # 3 000 words
+    assert too_long("word " * (DESIGN_WORDS + 1)) == "3001 words; at most 3000"
