@@ -4,12 +4,14 @@
 Every repository path a doc names (``firmware/…``, ``host/…``, ``tests/…``,
 ``bench/…``, ``mk/…``, ``docs/…``, ``hardware/…``, ``tools/…``), every Python
 file it names by a shorter path (``hw/device.py``: some file of the tree must
-end so) and every module it names (``hallclock.x.y``, ``hallclock_fw.x``, with
-the first name after the module defined in it) must exist."""
+end so), every module it names (``hallclock.x.y``, ``hallclock_fw.x``, with
+the first name after the module defined in it) and every name it gives with
+the short name of a module of ours (``netlink.shed``) must exist."""
 import ast
 import functools
 import pathlib
 import re
+import sys
 
 import pytest
 
@@ -28,6 +30,12 @@ _PYFILE = re.compile(r"(?<![\w./<>*-])(\w[\w/]*\.py)\b")
 _MODULE = re.compile(r"(?<![\w./-])((?:hallclock_fw|hallclock)(?:\.[A-Za-z_]\w*)+)")
 # names that look like modules but are files on the board or on the laptop
 _NOT_MODULES = {"hallclock.cfg", "hallclock.cfg.example", "hallclock.romfs"}
+# `module.name` of a module of ours named by its last part (`netlink.shed`)
+_SHORT = re.compile(r"`([a-z_][a-z0-9_]*)\.([A-Za-z_]\w*)")
+# the board's own modules, whose names some of ours share
+_BOARD_MODULES = ("esp32", "machine", "network", "micropython")
+_FILE_ENDINGS = {"py", "pyi", "md", "json", "jsonl", "cfg", "mpy", "txt", "csv", "mjs", "js",
+                 "html", "css", "svg", "png", "sqlite", "romfs", "example", "toml", "mk", "lock"}
 
 
 @functools.lru_cache(maxsize=None)
@@ -90,6 +98,51 @@ def _top_names(path):
     return frozenset(names)
 
 
+@functools.lru_cache(maxsize=None)
+def _short_modules():
+    """{last part of a module's name: its files} over the tree's Python code
+    (packages left out: `core.tick` is a core object's, not the package's)."""
+    out = {}
+    for f in tree_files():
+        p = pathlib.PurePosixPath(f)
+        if p.suffix == ".py" and p.stem != "__init__" \
+                and p.parts[0] in ("firmware", "host", "bench", "tests", "mk"):
+            out.setdefault(p.stem, []).append(ROOT / f)
+    for other in (*sys.stdlib_module_names, *_BOARD_MODULES):
+        out.pop(other, None)  # `esp32.Partition` is the board's module's
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _names_anywhere(path):
+    """Every name ``path`` defines anywhere (functions, classes, methods,
+    variables) and every attribute it names (``self.when``)."""
+    names = set(_top_names(path))
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            names.add(node.attr)
+    return frozenset(names)
+
+
+def _short_problem(module, name):
+    """None when some module of ours called ``module`` has ``name``; also
+    None when no module of ours is called so (an object, a library)."""
+    files = _short_modules().get(module)
+    if not files or name in _FILE_ENDINGS:
+        return None
+    if any(name in _names_anywhere(p) for p in files):
+        return None
+    if any(f.endswith("/%s/%s.py" % (module, name)) or f.endswith("/%s/%s/__init__.py" % (module, name))
+           for f in tree_files()):
+        return None  # a package of that name has the module (`link.logger`)
+    return "%s.%s: no name %r in %s" % (module, name, name, ", ".join(
+        sorted(p.relative_to(ROOT).as_posix() for p in files)))
+
+
 def _module_problem(dotted):
     """None when ``dotted`` names a module of ours (and, after it, a name the
     module defines); else what is wrong."""
@@ -135,6 +188,10 @@ def problems(text):
         problem = _module_problem(dotted)
         if problem:
             out.append(problem)
+    for m in _SHORT.finditer(text):
+        problem = _short_problem(*m.groups())
+        if problem:
+            out.append(problem)
     return out
 
 
@@ -148,7 +205,7 @@ def test_every_path_and_module_a_doc_names_exists(doc):
 def test_the_check_fails_on_what_does_not_exist():
     text = """See `firmware/hallclock_fw/hw/nosuch.py`, tests/test_nosuch.py,
     `hw/gone.py`, `hallclock.vboard.mpunix`, hallclock_fw.nosuch,
-    `hallclock.views.model.no_such_name` and docs/nosuch.md."""
+    `hallclock.views.model.no_such_name`, `netlink.no_such_name` and docs/nosuch.md."""
     found = problems(text)
     assert "no such path: firmware/hallclock_fw/hw/nosuch.py" in found
     assert "no such path: tests/test_nosuch.py" in found
@@ -157,14 +214,16 @@ def test_the_check_fails_on_what_does_not_exist():
     assert any(p.startswith("hallclock.vboard.mpunix:") for p in found)
     assert any(p.startswith("hallclock_fw.nosuch:") for p in found)
     assert any(p.startswith("hallclock.views.model.no_such_name:") for p in found)
-    assert len(found) == 7, found
+    assert any(p.startswith("netlink.no_such_name:") for p in found)
+    assert len(found) == 8, found
 
 
 def test_the_check_passes_what_exists():
     text = """`firmware/hallclock_fw/core/<mode>.py`, `tests/test_mqtt_*.py`,
     `hw/device.py` (`hw/device.py`'s loop), tests/core/, `hallclock.views.model.Model`,
     `hallclock_fw.core.timing`, hallclock.cfg, `bench/run.py --only timing`,
-    docs/design.md."""
+    docs/design.md, `netlink.shed`, `link.logger`, `settings.py`, `panel.show`,
+    `time.monotonic`, `m.feed`."""
     assert problems(text) == []
 
 
