@@ -38,6 +38,10 @@ KEEPALIVE_S = 15
 # next pass, so one clock's flood cannot hold another's ack (docs/network.md)
 PASS_SHARE = 64
 TOPIC_QUEUE_MAX = 4096  # messages of one topic held at most; beyond, dropped and counted
+RECV_CHUNK = 65536  # bytes taken from the broker's socket per recv (many messages)
+RECONNECT_MIN_S = 0.1
+RECONNECT_MAX_S = 2.0
+_CLIENT = []  # the paho Client subclass, made once paho is imported
 
 
 def _paho():
@@ -45,22 +49,68 @@ def _paho():
     return mqtt
 
 
+def _client_class():
+    """paho's Client, reading the socket in chunks: paho asks the socket for
+    a message's first byte, then its length byte by byte, then the rest
+    (three or more recv calls a message); this one takes what the socket
+    holds in one recv and serves paho from it."""
+    if _CLIENT:
+        return _CLIENT[0]
+    mqtt = _paho()
+
+    class Client(mqtt.Client):
+        _rbuf = b""
+        _rpos = 0
+
+        def _sock_recv(self, bufsize):
+            buf, pos = self._rbuf, self._rpos
+            if pos >= len(buf):
+                buf = mqtt.Client._sock_recv(self, RECV_CHUNK)
+                if not buf:
+                    return buf  # the broker closed the connection
+                pos = 0
+            end = pos + bufsize
+            self._rbuf, self._rpos = buf, end
+            return buf[pos:end]
+
+        def _sock_close(self):
+            self._rbuf, self._rpos = b"", 0  # a new connection starts clean
+            mqtt.Client._sock_close(self)
+
+        def buffered(self):
+            """Bytes read from the socket that paho has not taken yet."""
+            return max(0, len(self._rbuf) - self._rpos)
+    _CLIENT.append(Client)
+    return Client
+
+
 class BrokerClient:
     """A paho client as one of the hall's host clients (logger, referee,
     viewer).  ``messages()`` takes what arrived on ``subscribe`` topics;
-    ``fileno()`` is readable while messages wait."""
+    ``fileno()`` is readable while messages wait.
 
-    def __init__(self, address, creds, subscribe=(), tls=None, client_id=None):
+    ``inline``: no network thread; ``wait`` runs paho's network work in the
+    caller's loop (read, write, keepalive, reconnect with backoff), so the
+    logger is one thread: no pipe per message, no wake-up of another thread
+    per ack, no lock handed back and forth (docs/benchmarks.md).  The caller
+    must call ``wait`` often (well within KEEPALIVE_S)."""
+
+    def __init__(self, address, creds, subscribe=(), tls=None, client_id=None,
+                 inline=False):
         mqtt = _paho()
         self.host, self.port = address
         self.user = creds["user"]
+        self.inline = inline
+        self.retry_at = 0.0  # inline: the next reconnect attempt (monotonic)
+        self.retry_s = RECONNECT_MIN_S
+        self.stopped = False
         cid = client_id or "%s-%s" % (self.user, os.urandom(3).hex())
-        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=cid,
+        self.client = _client_class()(mqtt.CallbackAPIVersion.VERSION2, client_id=cid,
                                   protocol=mqtt.MQTTv311, clean_session=True)
         self.client.username_pw_set(creds["user"], creds["password"])
         if tls is not None:
             self.client.tls_set(ca_certs=tls, tls_version=ssl.PROTOCOL_TLS_CLIENT)
-        self.client.reconnect_delay_set(min_delay=0.1, max_delay=2)
+        self.client.reconnect_delay_set(min_delay=RECONNECT_MIN_S, max_delay=RECONNECT_MAX_S)
         self.subscribe = list(subscribe)
         self.queues = {}  # topic -> its messages not yet taken, in order
         self.overflow = 0  # messages dropped: their topic's queue was full (a flood)
@@ -82,6 +132,7 @@ class BrokerClient:
             client.disconnect()
             return
         self.connects += 1
+        self.retry_s = RECONNECT_MIN_S
         sock = client.socket()
         if sock is not None:  # each ack leaves at once, not after Nagle's wait for the last one
             try:
@@ -108,17 +159,15 @@ class BrokerClient:
         if len(q) >= TOPIC_QUEUE_MAX:
             self.overflow += 1  # one topic's flood holds bounded memory
             return
-        wake = not q  # the reader takes the rest with these (wait: pending)
+        # the reader takes the rest with the first (wait: pending); inline,
+        # the reader is this thread
+        wake = not q and not self.inline
         q.append(msg.payload)
         if wake:
             try:
                 os.write(self.wfd, b"x")
             except BlockingIOError:
                 pass  # the pipe is full: the reader is woken anyway
-        try:
-            os.write(self.wfd, b"x")
-        except BlockingIOError:
-            pass  # the pipe is full: the reader is woken anyway
 
     def start(self):
         try:
@@ -126,8 +175,13 @@ class BrokerClient:
         except (OSError, ValueError) as exc:
             raise BadInput(f"cannot reach the broker at {self.host}:{self.port}: {exc}. "
                            "Is 'hallclock broker' running there?") from None
-        self.client.loop_start()
-        if not self.connected.wait(CONNECT_WAIT_S):
+        if self.inline:
+            deadline = time.monotonic() + CONNECT_WAIT_S
+            while not self.connected.is_set() and time.monotonic() < deadline:
+                self._pump(0.05)
+        else:
+            self.client.loop_start()
+        if not self.connected.wait(0 if self.inline else CONNECT_WAIT_S):
             self.stop()
             raise LinkError(f"the broker at {self.host}:{self.port} did not answer "
                             f"within {CONNECT_WAIT_S:.0f} s")
@@ -144,11 +198,12 @@ class BrokerClient:
     def messages(self, share=None):
         """(topic, payload) of what arrived; with ``share``, at most that many
         of each topic (each topic served in turn, the rest kept)."""
-        try:
-            while os.read(self.rfd, 4096):
+        if not self.inline:
+            try:
+                while os.read(self.rfd, 4096):
+                    pass
+            except BlockingIOError:
                 pass
-        except BlockingIOError:
-            pass
         out = []
         for name, q in list(self.queues.items()):
             n = len(q) if share is None else min(share, len(q))
@@ -160,19 +215,64 @@ class BrokerClient:
         return any(self.queues.values())
 
     def wait(self, timeout):
+        if self.inline:
+            self._pump(0.0 if self.pending() else timeout)
+            return self.pending()
         if self.pending():
             return True
         return bool(select.select([self.rfd], [], [], timeout)[0])
+
+    def _pump(self, timeout):
+        """Inline: paho's network work, waiting up to ``timeout`` for the
+        broker's bytes; every message already read is taken."""
+        c = self.client
+        sock = c.socket()
+        if sock is None:
+            self._reconnect(timeout)
+            return
+        if c.buffered() or (hasattr(sock, "pending") and sock.pending()):
+            timeout = 0.0
+        try:
+            ready, writable, _ = select.select([sock], [sock] if c.want_write() else [], [],
+                                               timeout)
+        except (OSError, ValueError):
+            ready, writable = [sock], []  # paho finds out what is wrong with it
+        rc = 0
+        if ready or c.buffered():
+            rc = c.loop_read()
+            while not rc and c.buffered() and c.socket() is not None:
+                rc = c.loop_read()
+        if not rc and writable:
+            rc = c.loop_write()
+        if not rc:
+            rc = c.loop_misc()
+        if rc and c.socket() is None:
+            self.retry_at = time.monotonic() + self.retry_s
+
+    def _reconnect(self, timeout):
+        """Inline, no connection: try again once the backoff has passed."""
+        now = time.monotonic()
+        if self.stopped or self.refused is not None or now < self.retry_at:
+            time.sleep(max(0.0, min(timeout, self.retry_at - now)))
+            return
+        self.retry_s = min(self.retry_s * 2, RECONNECT_MAX_S)
+        self.retry_at = now + self.retry_s
+        try:
+            self.client.reconnect()
+        except (OSError, ValueError):
+            pass
 
     def publish(self, topic_name, payload):
         self.client.publish(topic_name, payload, qos=0)
 
     def stop(self):
+        self.stopped = True
         try:
             self.client.disconnect()
         except Exception:
             pass
-        self.client.loop_stop()
+        if not self.inline:
+            self.client.loop_stop()
         close_fds(self.rfd, self.wfd)
         self.rfd = self.wfd = -1
 
@@ -258,7 +358,10 @@ class BrokerLogger(Logger):
         self.hall = hall
         self.expect = list(clocks) if clocks else clocks_of(creds)
         self.restore = restore
-        self.net = BrokerClient(address, creds[user], [topic(hall, "+", "up")], tls=tls)
+        # the logger's loop runs the network itself (no thread): what it costs
+        # a message is the serial logger's (docs/benchmarks.md)
+        self.net = BrokerClient(address, creds[user], [topic(hall, "+", "up")], tls=tls,
+                                inline=True)
         self.ports = []
         self.links = []
         self.seals = []  # per clock: its sealed frames (hallclock.net.seal)
