@@ -115,3 +115,32 @@ def run_due(d, now_ms, lag, nxt):
     elif d["status"] == WAITING and now_ms >= r.ms + 1:
         d["status"] = r.advance(int(now_ms - r.ms))
     return nxt
+
+
+def premise(res, problems):
+    """A benchmark's figures, or FAILED: ``problems`` (the premises that did
+    not hold: a clock that never started, an event not delivered, a load not
+    offered) replace the figures with the reason, said loudly on stderr; the
+    figures stay under ``unchecked`` for whoever looks into it.  bench/run.py
+    lists every FAILED again at the end and exits 1."""
+    problems = [p for p in problems if p]
+    if not problems:
+        return res
+    reason = "; ".join(problems)
+    say("FAILED: %s" % reason)
+    return {"FAILED": reason, "unchecked": res}
+
+
+def failures(res, where=""):
+    """Every FAILED reason in a results tree, with where it was found."""
+    out = []
+    if isinstance(res, dict):
+        if "FAILED" in res:
+            out.append((where, res["FAILED"]))
+        for k, v in res.items():
+            if k != "unchecked":
+                out.extend(failures(v, "%s.%s" % (where, k) if where else str(k)))
+    elif isinstance(res, list):
+        for i, v in enumerate(res):
+            out.extend(failures(v, "%s[%d]" % (where, i)))
+    return out

@@ -39,6 +39,10 @@ def bench(examples=2000, say=print):
     run()
     counts["restores"] = stats.get("restores", 0)
     counts["seconds"] = round(time.monotonic() - t, 1)
+    if counts["scenarios"] != examples:
+        import common
+        return common.premise(counts, ["%d of %d scenarios ran" % (counts["scenarios"],
+                                                                   examples)])
     say("display property: %(scenarios)d scenarios, %(displayed_seconds)d displayed seconds "
         "and %(restores)d restores compared (device = model = live view = hall display), "
         "%(seconds).1f s" % counts)

@@ -99,7 +99,9 @@ def bench():
         res["vm"] = vm_figures()
     except Exception as exc:  # no node / VM: say so in the results
         res["vm"] = {"error": "%s: %s" % (type(exc).__name__, exc)}
-    return res
+    import common
+    return common.premise(res, ["the VM figures: " + res["vm"]["error"]
+                                if "error" in res["vm"] else None])
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "host"))
 
 from hallclock.vboard import heapmodel  # noqa: E402
+import common  # noqa: E402
 
 GC_AREA = heapmodel.GC_AREA
 
@@ -42,7 +43,9 @@ def bench(quick=False, say=None):
             (say or (lambda t: sys.stderr.write(t + "\n")))(line)
     res["all_inside"] = all(r["peak"] <= GC_AREA for r in res["runs"])
     res["unix_calibration"] = mpunix.calibration(refresh=True)
-    return res
+    short = [r.get("mode", "?") + "/" + r.get("link", "?") for r in res["runs"]
+             if not r.get("peak") or not r.get("after_boot")]
+    return common.premise(res, ["no heap measured for " + ", ".join(short) if short else None])
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ action); latency is measured from the first edge.  Device time: each frame is
 stamped with the time of the loop pass that wrote it."""
 import random
 
+import common
 from drive import run
 from common import summary
 
@@ -36,9 +37,10 @@ def measure(period, presses=400):
     for (edge, kind), rec in zip(edges, press_frames):
         lat[kind].append(rec[4] - edge)  # pass that wrote the frame - the edge
     both = lat["press"] + lat["bounce"]
-    return {"loop": "event-driven" if period is None else "jittered %d-%d ms" % period,
+    return common.premise({"loop": "event-driven" if period is None else "jittered %d-%d ms" % period,
             "presses": len(both), "latency_ms": summary(both),
-            "clean_ms": summary(lat["press"]), "bouncing_ms": summary(lat["bounce"])}
+            "clean_ms": summary(lat["press"]), "bouncing_ms": summary(lat["bounce"])},
+        ["no press measured" if not both else None])
 
 
 def bench(presses=400):

@@ -145,7 +145,8 @@ def phase(n, duration_s=12.0, press_ms=(50, 200), workers=None, seed=1):
     sink_res = [r for r in results if "sink" in r][0]
     work = [r for r in results if "sink" not in r]
     res = analyse(n, "mqtt-logger", duration_s, press_ms, sink_res, work, 0)
-    res["device_reconnects"] = sum(d["reconnects"] for wk in work for d in wk["devices"])
+    (res.get("unchecked") or res)["device_reconnects"] = sum(
+        d["reconnects"] for wk in work for d in wk["devices"])
     return res
 
 
@@ -175,6 +176,7 @@ def start_spread(n=50, workers=None):
     from hallclock.link.logfile import read_records
     from hallclock.net.broker import load_credentials
     from hallclock.net.mqtt import BrokerClient
+    from hallclock.net.seal import seal_all
     from hallclock_fw import protocol
     from hallclock_fw.netlink import topic
     clocks = [name(i) for i in range(n)]
@@ -201,8 +203,12 @@ def start_spread(n=50, workers=None):
         while time.monotonic() < t0 + 2.0:
             time.sleep(0.01)
         sent_ms = (time.monotonic() - t0) * 1000.0
+        # sealed with the hall key, as the referee's console seals it (an
+        # unsealed START is refused by every clock: docs/network.md)
+        creds = load_credentials(own.cred_file)
         info = referee.client.publish(topic(HALL, "all", "down"),
-                                      protocol.command(BUTTON_NAMES.index("START")))
+                                      seal_all(creds["referee"],
+                                               protocol.command(BUTTON_NAMES.index("START"))))
         info.wait_for_publish(5)
         done_ms = (time.monotonic() - t0) * 1000.0
         referee.stop()
@@ -211,15 +217,17 @@ def start_spread(n=50, workers=None):
               if r.get("event") == "gong" and r.get("kind") == "start"]
     shutil.rmtree(tmp, ignore_errors=True)
     if not starts:
-        return {"clocks": n, "started": 0}
+        return common.premise({"clocks": n, "started": 0},
+                              ["no clock of %d started: the START was refused or lost" % n])
     # device t_ms counts from each clock's boot, itself at t0 (within a worker pass)
     delays = [t - sent_ms for t in starts]
-    return {"clocks": n, "started": len(starts),
+    return common.premise({"clocks": n, "started": len(starts),
             "referee_publish_ms": round(done_ms - sent_ms, 2),
             "start_after_referee_ms": {"min": round(min(delays), 1),
                                        "p50": round(pct(delays, 50), 1),
                                        "max": round(max(delays), 1)},
-            "spread_ms": max(starts) - min(starts)}
+            "spread_ms": max(starts) - min(starts)},
+        ["%d of %d clocks started" % (len(starts), n) if len(starts) != n else None])
 
 
 def bench(sizes=(200,), duration_s=12.0, paces=((700, 2500), (50, 200)), spread_clocks=50,

@@ -64,11 +64,15 @@ def main(argv=None):
         part("mqtt", lambda: mqttscale.bench(say=common.say))
         part("display", lambda: display.bench(say=common.say))
     res["seconds"]["total"] = round(time.monotonic() - t_all, 1)
+    failed = common.failures(res)
+    res["failed"] = ["%s: %s" % f for f in failed]
     with open(args.out, "w") as f:
         json.dump(res, f, indent=1)
         f.write("\n")
     common.say("bench: wrote %s (%.0f s)" % (args.out, res["seconds"]["total"]))
-    return 0
+    for where, why in failed:
+        common.say("bench: FAILED %s: %s" % (where, why))
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -308,7 +308,7 @@ def analyse(n, sink, duration_s, press_ms, sink_res, work, log_bytes):
     total = sum(len(v) for v in stored.values())
     span = (last_t - first_t) if total > 1 else 0
     wcpu = sum(w["cpu_s"] for w in work)
-    return {
+    res = {
         "sink": sink, "devices": n, "press_every_ms": list(press_ms),
         "device_time_s": duration_s, "events_emitted": emitted, "events_stored": total,
         "events_lost": lost, "finished": sink_res["finished"]
@@ -327,6 +327,28 @@ def analyse(n, sink, duration_s, press_ms, sink_res, work, log_bytes):
                              if len(stored.get(i, {})) < d["emitted"]),
         "log_bytes": log_bytes,
     }
+    return common.premise(res, offered(n, devices, stored, res, press_ms))
+
+
+def offered(n, devices, stored, res, press_ms):
+    """What must hold for the figures to mean anything: every clock ran its
+    game (started, and emitted more than its boot), every event it emitted
+    reached the log, and the devices pressed at the pace meant (their passes
+    ran late by less than the longest gap between two presses)."""
+    silent = sum(1 for d in devices.values() if d["emitted"] < 3)
+    lag = res["device_lag_ms_p99"]
+    return [
+        "%d of %d clocks ran" % (len(devices), n) if len(devices) != n else None,
+        "%d clocks never started their game" % silent if silent else None,
+        "%d clocks unfinished" % res["devices_unfinished"] if res["devices_unfinished"]
+        else None,
+        "%d events undelivered (%d clocks short)" % (res["events_lost"], res["devices_short"])
+        if res["events_lost"] else None,
+        "the load was not offered: the devices' passes ran %.0f ms late (p99), more "
+        "than the %d ms between two presses" % (lag, press_ms[1]) if lag > press_ms[1]
+        else None,
+        "nothing stored" if not res["events_stored"] else None,
+    ]
 
 
 def bench(sizes=(1, 50, 200), duration_s=12.0, press_ms=(50, 200), human_ms=(700, 2500),

@@ -17,6 +17,7 @@ isolates the timekeeping from when the loop first saw the press.
 import bisect
 import random
 
+import common
 from drive import run
 from common import scrabble_settings, summary
 
@@ -151,7 +152,7 @@ def measure(period, seeds=range(1, 9), round_ms=ROUND_MS,
     for g in games:
         for k, v in g["per_kind"].items():
             kinds.setdefault(k, []).extend(v)
-    return {
+    res = {
         "loop": "event-driven" if period is None else "jittered %d-%d ms" % period,
         "period_max_ms": 0 if period is None else period[1],
         "games": len(games), "round_min": round_ms // 60000,
@@ -170,6 +171,10 @@ def measure(period, seeds=range(1, 9), round_ms=ROUND_MS,
         "last_turn_vs_script_ms": summary([g["last_turn"] for g in games]),
         "error_slope_ms_per_hour": round(slope, 3),
     }
+    missing = res["missing_events"]
+    return common.premise(res, [
+        "%d expected events never logged" % missing if missing else None,
+        "no game played" if not games or not n else None])
 
 
 def bench(round_ms=ROUND_MS, seeds=range(1, 9)):

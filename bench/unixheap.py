@@ -162,7 +162,9 @@ def bench(quick=False):
     if not quick:
         res["smallest_heap_kib_scrabble"] = smallest_heap(hi=mpunix.DEFAULT_HEAP_KIB + 8)
     res["romfs"] = romfs_ratio()
-    return res
+    import common
+    return common.premise(res, ["the %s game did not complete at 56 KiB: %s" % (
+        m, g.get("error")) for m, g in res["games"].items() if not g.get("completed")])
 
 
 if __name__ == "__main__":

@@ -24,3 +24,39 @@ def test_latency_benchmark_pairs_each_press_with_its_frame():
     res = latency.measure((1, 20), presses=10)
     assert res["presses"] == 10
     assert res["latency_ms"]["max"] >= 12  # the debouncer is in the path
+
+
+def _analyse(stored_seqs, emitted=5, lag=1.0, press_ms=(50, 200)):
+    import scale
+    dev = {"i": 0, "emitted": emitted, "dropped": 0, "done": True,
+           "stamps": {s: 0.0 for s in range(1, emitted + 1)}}
+    work = [{"cpu_s": 0.1, "lag_ms_p99": lag, "devices": [dev]}]
+    sink = {"cpu_s": 0.1, "wall_s": 1.0, "finished": True,
+            "stamps": [("bench-000", s, "press", 0.01 * s) for s in stored_seqs]}
+    return scale.analyse(1, "logger", 1.0, press_ms, sink, work, 0)
+
+
+def test_scale_benchmark_fails_loudly_when_an_event_is_undelivered(capsys):
+    """A run that left events undelivered, or whose devices could not press
+    at the pace meant, gives FAILED and its reason, not a latency figure; a
+    whole run reports every FAILED (bench/run.py exits 1 on any)."""
+    import common
+    good = _analyse([1, 2, 3, 4, 5])
+    assert "FAILED" not in good and good["latency_ms"]["n"] == 5
+    short = _analyse([1, 2, 3])
+    assert "2 events undelivered" in short["FAILED"] and "latency_ms" not in short
+    assert "FAILED: 2 events undelivered" in capsys.readouterr().err
+    late = _analyse([1, 2, 3, 4, 5], lag=350.0)
+    assert "the load was not offered" in late["FAILED"]
+    found = common.failures({"scale": {"runs": [good, short]}, "mqtt": late})
+    assert [w for w, _ in found] == ["scale.runs[1]", "mqtt"]
+
+
+def test_start_spread_seals_its_start_and_every_clock_starts():
+    """The referee's START on all/down is sealed with the hall key as the
+    console seals it (an unsealed one is refused by every clock), and the
+    benchmark checks that every clock started."""
+    import mqttscale
+    res = mqttscale.start_spread(3, workers=1)
+    assert "FAILED" not in res, res
+    assert res["started"] == 3 and res["spread_ms"] >= 0
