@@ -369,7 +369,8 @@ def test_a_session_has_ended_once_its_end_is_stored(tmp_path):
     assert not host.ended()
     host.feed(ev(2) + ev(3, EV_END))
     assert host.ended()
-    host2, _, _ = host_at(tmp_path)  # a restarted host knows it from the log
+    host.writer.close()  # the host stops ...
+    host2, _, _ = host_at(tmp_path)  # ... and a restarted one knows it from the log
     host2.feed(hello())
     assert host2.ended()
 

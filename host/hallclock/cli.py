@@ -48,6 +48,9 @@ def build_parser():
 def main(argv=None):
     try:
         args = build_parser().parse_args(argv)
+        from .link import locks  # a held log or port names the program that holds it
+        locks.PROGRAM = " ".join(["hallclock", args.command]
+                                 + ([args.round_command] if args.command == "round" else []))
         return args.func(args)
     except HallclockError as exc:
         print(f"hallclock: {one_line(exc)}", file=sys.stderr)

@@ -9,6 +9,7 @@ import time
 from datetime import datetime, timezone
 
 from ..errors import BadInput
+from .locks import LogLock
 
 # errors that mean "no room now" (a full disk, a quota, a file-size limit):
 # survived, the records kept and retried; any other write error stops the logger
@@ -236,9 +237,22 @@ _dumps = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
 
 
 class LogWriter:
-    def __init__(self, path):
+    """The one writer of a log: it holds the log's lock (``locks.LogLock``)
+    from before it reads the log until ``close`` (``lock=False``: a writer
+    with no file of its own, the viewer's MemoryWriter)."""
+
+    def __init__(self, path, lock=True):
         self.path = os.fspath(path)
         self.fd = None
+        # before anything is read or cut: a second program is refused here
+        self.lock = LogLock(self.path) if lock else None
+        try:
+            self._open()
+        except BaseException:
+            self._unlock()
+            raise
+
+    def _open(self):
         self.count = 0
         # (clock, session) -> last seq stored, and the t_ms of its last event
         self.last = {}
@@ -468,3 +482,9 @@ class LogWriter:
                 self._cut_back()
             os.close(self.fd)
             self.fd = None
+        self._unlock()
+
+    def _unlock(self):
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None

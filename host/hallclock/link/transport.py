@@ -9,6 +9,7 @@ import tty
 import serial
 
 from ..errors import BadInput
+from .locks import InUse, port_in_use
 
 BAUD = 115200
 READ_MAX = 65536  # bytes taken from a port per read
@@ -46,7 +47,13 @@ def open_serial(path, reset=False):
     ser.write_timeout = 1
     ser.dtr = True  # applied by open() first ...
     ser.rts = False  # ... then this
-    ser.open()
+    ser.exclusive = True  # one program a port (a flock, as for the logs: link.locks)
+    try:
+        ser.open()
+    except serial.SerialException as exc:
+        if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+            raise port_in_use(path) from None
+        raise
     _set_line(ser, "dtr", False)
     if reset:
         _set_line(ser, "rts", True)  # EN low: the board is held in reset
@@ -119,7 +126,7 @@ class Port:
             self.state = "connected"
             self.reconnects += 1
             self._changed()
-        except (serial.SerialException, OSError, ValueError):
+        except (serial.SerialException, OSError, ValueError, InUse):
             self.ser = None
 
     def read(self, ready=False):

@@ -314,7 +314,7 @@ class MemoryWriter(LogWriter):
     """A log kept in memory (the viewer's): the same records, no file."""
 
     def __init__(self, name):
-        LogWriter.__init__(self, os.devnull)
+        LogWriter.__init__(self, os.devnull, lock=False)
         self.path = name
         self.records = []
 
