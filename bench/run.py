@@ -13,7 +13,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 
 
-PARTS = ("timing", "fwcost", "latency", "scale", "unixheap", "heap32", "mqtt", "display")
+PARTS = ("timing", "fwcost", "latency", "scale", "unixheap", "heap32", "mqtt", "display",
+         "console")
 
 
 def main(argv=None):
@@ -22,7 +23,8 @@ def main(argv=None):
                                                   "results.json"))
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     ap.add_argument("--only", action="append",
-                    help="timing, fwcost, latency, scale, unixheap, heap32, mqtt, display")
+                    help="timing, fwcost, latency, scale, unixheap, heap32, mqtt, display, "
+                    "console")
     args = ap.parse_args(argv)
     only = set(args.only or PARTS)
     res = {"machine": common.machine(), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -46,6 +48,7 @@ def main(argv=None):
     import heap32
     import mqttscale
     import display
+    import consoleapi
     if args.quick:
         part("timing", lambda: timing.bench(round_ms=12 * 60000, seeds=[1]))
         part("fwcost", fwcost.bench)
@@ -56,6 +59,7 @@ def main(argv=None):
         part("mqtt", lambda: mqttscale.bench(sizes=(4,), duration_s=2.0, spread_clocks=4,
                                              say=common.say))
         part("display", lambda: display.bench(examples=50, say=common.say))
+        part("console", lambda: consoleapi.bench(quick=True, say=common.say))
     else:
         part("timing", timing.bench)
         part("fwcost", fwcost.bench)
@@ -65,6 +69,7 @@ def main(argv=None):
         part("heap32", lambda: heap32.bench(say=common.say))
         part("mqtt", lambda: mqttscale.bench(say=common.say))
         part("display", lambda: display.bench(say=common.say))
+        part("console", lambda: consoleapi.bench(say=common.say))
     res["seconds"]["total"] = round(time.monotonic() - t_all, 1)
     if args.only and not args.quick and os.path.exists(args.out):
         # one benchmark run again: the others' figures stay (each table's

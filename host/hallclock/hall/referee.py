@@ -29,10 +29,10 @@ from urllib.parse import parse_qs, urlparse
 
 from ..views import figures, report
 from ..errors import BadInput
-from ..link.logfile import JsonlTail, LogWriter, host_time, read_records
+from ..link.logfile import JsonlTail, LogWriter, host_time
 from ..views.model import Clocks, epoch_of
 from ..views.modes import clock_text, view_for
-from .webserver import CSS, HTML, JS, PageHandler, bind, check_log_path
+from .webserver import CSS, HTML, JS, PageHandler, RateLimit, bind, check_log_path
 from .display import _tables
 from ..views.roundreport import REASON_TEXT, REASONS, REFEREE_CLOCK, referee_log_of
 from ..views.words import by_name, playout_step, plural
@@ -67,9 +67,15 @@ class RoundTail:
         self.wall = wall
         self.lock = threading.Lock()
         self.source = source if source is not None else JsonlTail(path)
+        self.referee_tail = None  # the referee log's pause tags, read as it grows
+        self.tags = {}
+        self.making = {}  # clock -> the lock of whoever makes its detail
         self._fresh()
 
     def _fresh(self):
+        self.generation = getattr(self, "generation", 0) + 1  # the log was read afresh
+        self.by_clock = {}  # clock -> {session: its records}, sessions as first seen
+        self.details = {}  # clock -> (what it was made from, the detail): made once per change
         self.clocks = Clocks()
         self.warnings = {}  # clock -> left_s of the warnings given in the move in progress
         self.last_heard = {}  # clock -> host_time of its newest record
@@ -77,16 +83,32 @@ class RoundTail:
         self.power_lost = {}  # clock -> True after a power_loss until its next record
 
     def update(self):
+        """The records written since the last update (the log is read once,
+        as it grows: never again per request)."""
         recs, replaced = self.source.read()
         if replaced:  # read afresh
             self._fresh()
         for rec in recs:
             self.feed(rec)
 
+    def update_tags(self):
+        """The referee log's pause tags, read as it grows."""
+        if self.referee_tail is None or self.referee_tail.path != self.referee_path:
+            self.referee_tail = JsonlTail(self.referee_path)
+            self.tags = {}
+        recs, replaced = self.referee_tail.read()
+        if replaced:
+            self.tags = {}
+        for t in recs:
+            if t.get("event") == "pause_reason" and isinstance(t.get("table"), str):
+                self.tags[(t["table"], str(t.get("table_session")), t.get("pause_seq"))] = \
+                    t.get("reason")
+
     def feed(self, rec):
         if not isinstance(rec, dict) or rec.get("clock") is None:
             return
         name = str(rec["clock"])
+        self.by_clock.setdefault(name, {}).setdefault(str(rec.get("session")), []).append(rec)
         at = epoch_of(rec.get("host_time"))
         self.clocks.feed(rec, at if at is not None else self.wall())
         ev = rec.get("event")
@@ -100,9 +122,11 @@ class RoundTail:
         self.power_lost[name] = rec.get("event") == "power_loss"
 
     def records_for(self, clock):
-        """Every record of one clock (for a table's detail)."""
-        return [r for r in read_records(self.path)
-                if isinstance(r, dict) and str(r.get("clock")) == clock]
+        """Every record of one clock (for a table's detail), from what was
+        already read: the log is not read again."""
+        with self.lock:
+            self.update()
+            return [r for recs in self.by_clock.get(clock, {}).values() for r in recs]
 
     def exists(self):
         return self.source.exists()
@@ -179,14 +203,38 @@ def _row(tail, c, f, link):
 
 def detail(tail, clock):
     """A table's moves (as the report shows them) and its pauses with reasons:
-    the figures of hallclock.views.figures, formatted as the report formats them."""
-    records = tail.records_for(clock)
-    if not records:
-        return None
-    tags = {}
-    for t in read_records(tail.referee_path):
-        if isinstance(t, dict) and t.get("event") == "pause_reason" and t.get("table") == clock:
-            tags[(clock, str(t.get("table_session")), t.get("pause_seq"))] = t.get("reason")
+    the figures of hallclock.views.figures, formatted as the report formats them.
+    From the records the tail already holds, made again only when that
+    table's records or the referee's tags changed (any number of readers
+    cost the log nothing: docs/hall.md "The console's read API")."""
+    with tail.lock:
+        making = tail.making.setdefault(clock, threading.Lock())
+    with making:  # one maker per table; the grid meanwhile is not held up
+        with tail.lock:
+            tail.update()
+            tail.update_tags()
+            sessions = tail.by_clock.get(clock)
+            if not sessions:
+                return None
+            # the table's last game: the session first seen last (as figures orders them)
+            last = list(sessions.values())[-1]
+            tags = {k: v for k, v in tail.tags.items() if k[0] == clock}
+            key = (tail.generation, len(sessions), len(last),
+                   tuple(sorted(tags.items(), key=repr)))
+            made = tail.details.get(clock)
+            if made is not None and made[0] == key:
+                return made[1]
+            last = list(last)
+            n = len(sessions)
+        got = _detail(last, tags, clock, n)
+        with tail.lock:
+            tail.details[clock] = (key, got)
+        return got
+
+
+def _detail(records, tags, clock, sessions=None):
+    """The detail of ``records`` (a table's; ``sessions``: how many it had,
+    when ``records`` are those of its last session only)."""
     games = figures.games_from_records(records)
     figures.tag_pauses(games, tags)
     game = games[-1]
@@ -206,7 +254,7 @@ def detail(tail, clock):
                       "pauses": " ".join(report.fmt_short(p) for p in m.pause_list),
                       "notes": report.notes(game, m), "expired": m.over})
     return {"clock": clock, "session": game.session, "mode": game.mode, "moves": moves,
-            "pauses": pauses, "sessions": len(games)}
+            "pauses": pauses, "sessions": sessions or len(games)}
 
 
 class RefereeLog:
@@ -244,7 +292,19 @@ class _Handler(PageHandler):
     referee: RefereeLog
     signals = None  # BrokerSignals with --broker: the console sends START / GONG itself
 
+    limit = None  # RateLimit: requests without the token, per address
+
+    def _limited(self):
+        """True (429 sent) when a request without the token is over its
+        address's rate; the token's holder is never limited."""
+        if self.limit is None or secrets.compare_digest(
+                self.headers.get("X-Hallclock-Token") or "", self.token):
+            return False
+        return self.too_many(self.limit)
+
     def do_GET(self):  # noqa: N802
+        if self._limited():
+            return
         url = urlparse(self.path)
         if url.path == "/api/grid":
             self._json(200, grid(self.tail, getattr(self.tail, "wall", time.time)()))
@@ -260,6 +320,8 @@ class _Handler(PageHandler):
         self.send_file(url.path)
 
     def do_POST(self):  # noqa: N802
+        if self._limited():  # a guessed token is a request without it
+            return
         if urlparse(self.path).path != "/api/action":
             self._json(404, {"error": "not found"})
             return
@@ -333,7 +395,8 @@ def act(referee, body, tail, signals=None):
     return 400, {"error": "action: gong, start or tag"}
 
 
-def make_server(log, host="127.0.0.1", port=8090, token=None, tail=None, signals=None):
+def make_server(log, host="127.0.0.1", port=8090, token=None, tail=None, signals=None,
+                limit=None):
     """An HTTP server (not yet serving) for the round's log (or, with
     ``tail``, another record source: BrokerRoundTail); port 0 picks a free one."""
     if not 0 <= port <= 65535:
@@ -346,9 +409,11 @@ def make_server(log, host="127.0.0.1", port=8090, token=None, tail=None, signals
     referee = RefereeLog(tail.referee_path)
     handler = type("Handler", (_Handler,), {"tail": tail,
                                             "token": token or secrets.token_urlsafe(9),
-                                            "referee": referee, "signals": signals})
+                                            "referee": referee, "signals": signals,
+                                            "limit": limit or RateLimit()})
     server = bind(host, port, handler, "another console?")
     server.token = handler.token
+    server.limit = handler.limit
     server.referee = referee
     server.note = note
     return server
@@ -366,9 +431,6 @@ class BrokerRoundTail(RoundTail):
         RoundTail.__init__(self, viewer.writer.path, wall, source=ViewerTail(viewer))
         self.viewer = viewer
         self.referee_path = referee_path
-
-    def records_for(self, clock):
-        return [r for r in self.viewer.writer.records if str(r.get("clock")) == clock]
 
     def links(self, now):
         """The link state of every clock from its MQTT last will: "lost" from

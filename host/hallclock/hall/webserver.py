@@ -36,6 +36,8 @@ MAX_HEAD = 16384  # bytes of request line + headers
 MAX_BODY_READ = 65536  # a longer body is not read ahead (the handler refuses it)
 WORKERS = 8  # requests answered at once
 SEND_S = 5.0  # a client that does not take its answer within this is dropped
+RATE_PER_S = 10  # requests a second per address on the pages' open paths (RateLimit)
+RATE_BURST = 40
 
 HTML = "text/html; charset=utf-8"
 JS = "text/javascript; charset=utf-8"
@@ -79,11 +81,25 @@ class PageHandler(BaseHTTPRequestHandler):
         with open(os.path.join(self.web, entry[0]), "rb") as f:
             self._send(200, entry[1], f.read())
 
-    def _json(self, code, obj):
-        self._send(code, "application/json", json.dumps(obj).encode())
+    def _json(self, code, obj, headers=()):
+        self._send(code, "application/json", json.dumps(obj).encode(), headers)
 
-    def _send(self, code, ctype, body):
+    def too_many(self, limit):
+        """Answer 429 (and True) when this request's address is over ``limit``."""
+        address = self.client_address[0] if self.client_address else "?"
+        if limit.take(address):
+            return False
+        self.close_connection = True
+        wait = limit.wait_s(address)
+        self._json(429, {"error": f"too many requests from {address}: at most "
+                                  f"{limit.rate:g} a second without the token; ask again in "
+                                  f"{wait} s"}, (("Retry-After", str(wait)),))
+        return True
+
+    def _send(self, code, ctype, body, headers=()):
         self.send_response(code)
+        for k, v in headers:
+            self.send_header(k, v)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
@@ -320,6 +336,50 @@ class PageServer(HTTPServer):
             self.selector.close()
         except OSError:
             pass
+
+
+class RateLimit:
+    """Requests per client address: a bucket of ``burst`` requests that
+    refills at ``rate`` a second (the console's own page asks about three a
+    second, a reload six more at once).  ``take(address)`` is False when the
+    address has none left: the caller answers 429.  At most ``max_addresses``
+    buckets are kept; beyond it the longest idle one is forgotten (a full
+    bucket, so forgetting it gives nobody more)."""
+
+    def __init__(self, rate=RATE_PER_S, burst=RATE_BURST, max_addresses=4096,
+                 clock=time.monotonic):
+        self.rate = float(rate)
+        self.burst = float(burst)
+        self.max_addresses = max_addresses
+        self.clock = clock
+        self.buckets = collections.OrderedDict()  # address -> [tokens, time], idlest first
+        self.refused = 0
+        self.lock = threading.Lock()
+
+    def take(self, address):
+        with self.lock:
+            now = self.clock()
+            b = self.buckets.pop(address, None)
+            if b is None:
+                b = [self.burst, now]
+                while len(self.buckets) >= self.max_addresses:
+                    self.buckets.popitem(last=False)
+            b[0] = min(self.burst, b[0] + (now - b[1]) * self.rate)
+            b[1] = now
+            self.buckets[address] = b
+            if b[0] >= 1.0:
+                b[0] -= 1.0
+                return True
+            self.refused += 1
+            return False
+
+    def wait_s(self, address):
+        """Seconds until ``address`` may ask again (Retry-After)."""
+        with self.lock:
+            b = self.buckets.get(address)
+            if b is None:
+                return 0
+            return max(1, int((1.0 - b[0]) / self.rate + 0.999))
 
 
 def check_log_path(log, what="the log file"):

@@ -77,9 +77,10 @@
     var req = new XMLHttpRequest();
     req.open(method, url, true);
     req.timeout = 3000;
+    var token = $("token").value.trim();
+    if (token) { req.setRequestHeader("X-Hallclock-Token", token); }  // never rate-limited
     if (body) {
       req.setRequestHeader("Content-Type", "application/json");
-      req.setRequestHeader("X-Hallclock-Token", $("token").value.trim());
     }
     req.onload = function () {
       var data = null;
