@@ -2,7 +2,7 @@
 a host stand-in acknowledges every event it outputs.  Each event comes back
 with the device time of the loop pass that wrote its frame and the gap since
 the pass before (the loop period that pass closed)."""
-from hallclock_fw import protocol
+from hallclock import hostframes
 from hallclock.vboard.vdev.runner import DONE, RUNNING, Runner
 
 from common import events
@@ -31,7 +31,7 @@ def run(actions, period=None, start_ticks=0, settings=None, seed=12345, max_pass
         for seq, t_ms, name, fields in evs:
             out.append((seq, t_ms, name, fields, ms, ms - prev_ms))
         if evs:
-            runner.feed(protocol.ack(sid, evs[-1][0]))
+            runner.feed(hostframes.ack(sid, evs[-1][0]))
         prev_ms = ms
         if runner.passes > max_passes:
             raise RuntimeError("the virtual device did not finish")

@@ -55,7 +55,7 @@ def cost_per_minute(minutes=2):
     a running move (a 10-minute move limit, so no warning falls in the window)."""
     from hallclock_fw import settings
     from hallclock.vboard.vdev.runner import Runner
-    from hallclock_fw import protocol
+    from hallclock import hostframes
     fw_dir = os.path.join(FW, "hallclock_fw")
     out = {}
     for label, period in (("event_driven", None), ("fixed_10ms", (10, 10))):
@@ -65,7 +65,7 @@ def cost_per_minute(minutes=2):
         while r.ms < 5000:
             r.step()
             r.take_output()
-        r.feed(protocol.ack("00000001", r.app.link.seq))
+        r.feed(hostframes.ack("00000001", r.app.link.seq))
         r.step()
         r.take_output()
         count = [0]

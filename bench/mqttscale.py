@@ -176,8 +176,8 @@ def start_spread(n=50, workers=None):
     from hallclock.link.logfile import read_records
     from hallclock.net.broker import load_credentials
     from hallclock.net.mqtt import BrokerClient
+    from hallclock import hostframes
     from hallclock.net.seal import seal_all
-    from hallclock_fw import protocol
     from hallclock_fw.netlink import topic
     clocks = [name(i) for i in range(n)]
     tmp = tempfile.mkdtemp(prefix="hallclock-spread-")
@@ -208,7 +208,7 @@ def start_spread(n=50, workers=None):
         creds = load_credentials(own.cred_file)
         info = referee.client.publish(topic(HALL, "all", "down"),
                                       seal_all(creds["referee"],
-                                               protocol.command(BUTTON_NAMES.index("START"))))
+                                               hostframes.command(BUTTON_NAMES.index("START"))))
         info.wait_for_publish(5)
         done_ms = (time.monotonic() - t0) * 1000.0
         referee.stop()

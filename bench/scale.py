@@ -27,7 +27,7 @@ import tempfile
 import time
 import tty
 
-from hallclock_fw import protocol
+from hallclock import hostframes
 from hallclock.link.transport import pty_pair
 from hallclock.vboard.vdev.runner import DONE, RUNNING
 from hallclock.vboard.device import make_runner
@@ -116,7 +116,7 @@ def worker(devs, t0, duration_ms, press_ms, seed, self_ack, out_q, inherited=())
                         k += 1
                     del marks[:k]
                     if self_ack and k:
-                        r.feed(protocol.ack(d["sid"], r.app.link.seq))
+                        r.feed(hostframes.ack(d["sid"], r.app.link.seq))
             if d["status"] != DONE or d["pending"]:
                 live += 1
         if not live or time.monotonic() > stop_at:

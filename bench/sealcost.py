@@ -22,9 +22,10 @@ sys.path.insert(0, os.path.join(ROOT, "firmware"))
 TIMING = """
 import time
 from hallclock_fw import seal, protocol
+from hallclock import hostframes
 m = seal.Mac(b"k" * 16)
 f = protocol.event("0000cafe", 123, 456789, 3, 1, 2, 3, 4)
-a = seal.seal(m, b"D", protocol.ack("0000cafe", 123), "0a0b0c0d", 1764620000123)
+a = seal.seal(m, b"D", hostframes.ack("0000cafe", 123), "0a0b0c0d", 1764620000123)
 N = %d
 t = time.ticks_us()
 for i in range(N):

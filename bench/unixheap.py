@@ -16,8 +16,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def long_game(mode, minutes=40):
-    """(script text, settings pairs) of a steady game (hallclock.vboard.heapmodel)."""
-    from hallclock.vboard.heapmodel import long_game as game
+    """(script text, settings pairs) of a steady game (hallclock.vboard.bootheap)."""
+    from hallclock.vboard.bootheap import long_game as game
     return game(mode, minutes)
 
 

@@ -33,9 +33,9 @@ def read_log(path):
 def strip_host(records):
     """The clock's part of the records, its own health reports kept with
     their machine figures (heaps, pass lengths, versions) masked
-    (hallclock.link.health.health_masked): every interpreter and link makes
+    (tests/healthlog.py health_masked): every interpreter and link makes
     them at the same passes, from hw/device.py's one_pass."""
-    from hallclock.link.health import health_masked
+    from healthlog import health_masked
     return [{k: v for k, v in r.items() if k not in HOST_FIELDS} for r in health_masked(records)]
 
 

@@ -11,7 +11,7 @@ from hallclock.views.liveview import row_cells
 from hallclock.views.model import Clocks, epoch_of
 from hallclock.hall.display import face as hall_face
 from hallclock_fw.events import BUTTON_NAMES
-from hallclock_fw import protocol
+from hallclock import hostframes
 from hallclock_fw.settings import format_text, parse
 from lockstep import Lockstep
 
@@ -75,9 +75,9 @@ def scenario(draw, kinds=KINDS, max_actions=16):
         if draw(st.booleans()):
             other, other_pairs = draw(settings_for(draw(st.sampled_from(kinds))))
             text = settings_text(other, other_pairs) if draw(st.integers(0, 4)) else "x=1"
-            frames.append((at, protocol.configure(other, text)))
+            frames.append((at, hostframes.configure(other, text)))
         else:
-            frames.append((at, protocol.round_number(draw(st.integers(1, 9)),
+            frames.append((at, hostframes.round_number(draw(st.integers(1, 9)),
                                                      draw(st.sampled_from((0, 0, 30000))))))
         if frames[-1][1].startswith(b"K backgammon "):
             # the clock may become a backgammon clock: no break requests (see above)

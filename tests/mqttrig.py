@@ -29,8 +29,8 @@ HALL = "test-hall"
 
 def strip(records):
     """host_time off, the health reports' machine figures masked (every
-    virtual clock reports at the same passes: hallclock.link.health.health_masked)."""
-    from hallclock.link.health import health_masked
+    virtual clock reports at the same passes: tests/healthlog.py health_masked)."""
+    from healthlog import health_masked
     return [{k: v for k, v in r.items() if k != "host_time"} for r in health_masked(records)]
 
 

@@ -14,6 +14,7 @@ from hallclock.link.logfile import LogWriter, read_records
 from hallclock.hall.relay import check_table_count
 from hallclock.vboard.vdev.fakes import FakeUART
 from hallclock_fw import link as link_mod, protocol
+from hallclock import hostframes
 from hallclock_fw.events import EV_SETTINGS, EV_TURN, LONG
 from hallclock_fw.link import BURST_GAP_MS, HELLO_MS, RESEND_MS, DeviceLink
 from hallclock_fw.settings import (
@@ -68,7 +69,7 @@ def test_an_ack_beyond_the_last_event_acknowledges_only_what_exists():
         emit(dev, 5)
         flush(dev, 1000)
         sent_seqs(dev)
-        host_says(dev, protocol.ack(SID, 5 + extra), 1100)
+        host_says(dev, hostframes.ack(SID, 5 + extra), 1100)
         assert dev.acked == 5 and dev.all_acked()
         emit(dev, 3)  # events numbered after the ack are still owed to the host
         assert not dev.all_acked()
@@ -81,7 +82,7 @@ def test_an_ack_of_the_next_to_last_event_leaves_the_last_owed():
     emit(dev, 5)
     flush(dev, 1000)
     assert sent_seqs(dev) == [1, 2, 3, 4, 5]
-    host_says(dev, protocol.ack(SID, 4), 1100)
+    host_says(dev, hostframes.ack(SID, 4), 1100)
     assert dev.acked == 4 and not dev.all_acked()
     dev.send(1100 + RESEND_MS - 1)
     assert sent_seqs(dev) == []
@@ -96,7 +97,7 @@ def test_an_ack_restarts_the_resend_wait():
     emit(dev, 2)
     flush(dev, 1000)
     assert sent_seqs(dev) == [1, 2]
-    host_says(dev, protocol.ack(SID, 1), 1000 + RESEND_MS - 100)
+    host_says(dev, hostframes.ack(SID, 1), 1000 + RESEND_MS - 100)
     dev.send(1000 + RESEND_MS)  # a full wait since the first send, not since the ack
     assert sent_seqs(dev) == []
     assert dev.next_deadline(1000 + RESEND_MS) == 1000 + 2 * RESEND_MS - 100
@@ -130,11 +131,11 @@ def test_a_resend_request_goes_back_exactly_to_the_asked_event():
     emit(dev, 6)
     flush(dev, 1000)
     assert sent_seqs(dev) == [1, 2, 3, 4, 5, 6]
-    host_says(dev, protocol.ack(SID, 2), 1030)
-    host_says(dev, protocol.resend(SID, 4), 1040)
+    host_says(dev, hostframes.ack(SID, 2), 1030)
+    host_says(dev, hostframes.resend(SID, 4), 1040)
     flush(dev, 1050)
     assert sent_seqs(dev) == [4, 5, 6]
-    host_says(dev, protocol.resend(SID, 7), 1060)  # beyond the last: nothing to resend
+    host_says(dev, hostframes.resend(SID, 7), 1060)  # beyond the last: nothing to resend
     dev.send(1070)
     assert sent_seqs(dev) == []
 
@@ -158,7 +159,7 @@ def test_a_full_ring_of_stored_events_loses_nothing():
     cap = 8
     dev = device(capacity=cap)
     emit(dev, cap)
-    host_says(dev, protocol.ack(SID, 1), 1100)
+    host_says(dev, hostframes.ack(SID, 1), 1100)
     emit(dev, 1)  # overwrites event 1, which the host has stored
     assert dev.lost == 0 and dev.first == 2
 
@@ -324,7 +325,7 @@ def test_a_resend_from_the_oldest_held_event_needs_no_gap_frame():
         emit(dev, cap + 1)  # event 1 is gone: the oldest held is 2
         flush(dev, 1000)
         dev.uart.take()
-        host_says(dev, protocol.resend(SID, asked), 1100)
+        host_says(dev, hostframes.resend(SID, asked), 1100)
         flush(dev, 1100)
         sent = frames(dev)
         assert ("G" in sent) == gap, (asked, sent)
@@ -338,7 +339,7 @@ def test_an_ack_overtaking_a_resend_skips_nothing_and_repeats_nothing():
     assert sent_seqs(dev) == [1, 2, 3, 4, 5, 6]
     dev.send(1000 + RESEND_MS)  # no ack for a while: back to the first (hello + event 1)
     assert sent_seqs(dev) == [1]
-    host_says(dev, protocol.ack(SID, 5), 1000 + RESEND_MS + 10)  # the host had 1..5
+    host_says(dev, hostframes.ack(SID, 5), 1000 + RESEND_MS + 10)  # the host had 1..5
     flush(dev, 1000 + RESEND_MS + 20)
     assert sent_seqs(dev) == [6]
 
@@ -349,7 +350,7 @@ def test_overwriting_stored_events_keeps_their_acknowledgement():
     emit(dev, cap)
     flush(dev, 1000)
     sent_seqs(dev)
-    host_says(dev, protocol.ack(SID, cap), 1100)
+    host_says(dev, hostframes.ack(SID, cap), 1100)
     emit(dev, 2)  # events 1 and 2 overwritten, both stored
     assert dev.acked == cap and dev.lost == 0
     flush(dev, 1200)
@@ -393,7 +394,7 @@ def test_the_link_wakes_the_loop_only_for_what_it_owes():
     flush(dev, 1020)
     assert kinds(dev) == ["E"]
     assert dev.next_deadline(1030) == 1000 + RESEND_MS  # unacknowledged: the resend
-    host_says(dev, protocol.ack(SID, 1), 1040)
+    host_says(dev, hostframes.ack(SID, 1), 1040)
     assert dev.next_deadline(1050) is None
     host_says(dev, protocol.who(), 1060)  # W: a hello is owed
     assert dev.next_deadline(1070) == 1070 + BURST_GAP_MS
@@ -404,8 +405,8 @@ def test_the_link_wakes_the_loop_only_for_what_it_owes():
     emit(dev, cap + 2)
     flush(dev, 1000)
     dev.uart.take()
-    host_says(dev, protocol.ack(SID, cap + 2), 1010)
-    host_says(dev, protocol.resend(SID, 1), 1020)  # gone: a gap frame is owed
+    host_says(dev, hostframes.ack(SID, cap + 2), 1010)
+    host_says(dev, hostframes.resend(SID, 1), 1020)  # gone: a gap frame is owed
     assert dev.next_deadline(1030) == 1030 + BURST_GAP_MS
     dev.send(1030)
     assert "G" in kinds(dev)
@@ -417,7 +418,7 @@ def test_nothing_goes_out_once_everything_is_acknowledged():
     dev = device()
     emit(dev, 2)
     flush(dev, 1000)
-    host_says(dev, protocol.ack(SID, 2), 1000)
+    host_says(dev, hostframes.ack(SID, 2), 1000)
     dev.uart.take()
     for t in (1000 + RESEND_MS, 1000 + HELLO_MS, 1000 + 3 * HELLO_MS):
         dev.send(t)
@@ -439,7 +440,7 @@ def test_a_host_that_answered_is_greeted_again_after_hello_ms():
         dev = device()
         emit(dev, 1)
         flush(dev, 1000)  # the hello at 1000
-        host_says(dev, protocol.ack(SID, 0), 1000)  # the host is there
+        host_says(dev, hostframes.ack(SID, 0), 1000)  # the host is there
         emit(dev, 1)
         dev.uart.take()
         for t in (2500, 4000 + (last - 5500), last):  # resends, the last at `last`
@@ -457,7 +458,7 @@ def test_a_burst_is_two_frames_whatever_they_are():
     emit(dev, cap + 2)  # 1 and 2 gone
     dev.send(1000)
     assert kinds(dev) == ["H", "E"]
-    host_says(dev, protocol.resend(SID, 1), 1010)
+    host_says(dev, hostframes.resend(SID, 1), 1010)
     dev.send(1010)
     assert kinds(dev) == ["G", "E"]
 
@@ -469,7 +470,7 @@ def test_an_ack_of_the_event_about_to_be_sent_moves_past_it():
     dev.uart.take()
     dev.send(1000 + RESEND_MS)  # back to the first: hello, 1
     assert sent_seqs(dev) == [1]
-    host_says(dev, protocol.ack(SID, 4), 1000 + RESEND_MS + 10)
+    host_says(dev, hostframes.ack(SID, 4), 1000 + RESEND_MS + 10)
     flush(dev, 1000 + RESEND_MS + 20)
     assert sent_seqs(dev) == [5, 6]
 
@@ -478,7 +479,7 @@ def test_overwriting_an_event_after_the_acknowledged_one_keeps_the_ack():
     cap = 8
     dev = device(capacity=cap)
     emit(dev, cap)
-    host_says(dev, protocol.ack(SID, 2), 1000)
+    host_says(dev, hostframes.ack(SID, 2), 1000)
     emit(dev, 1)  # overwrites event 1 (stored): the oldest held is 2, acked
     assert dev.acked == 2 and dev.first == 2 and dev.lost == 0
     dev = device(capacity=cap)
@@ -489,7 +490,7 @@ def test_overwriting_an_event_after_the_acknowledged_one_keeps_the_ack():
 def test_the_command_queue_holds_sixteen_and_counts_the_rest():
     dev = device()
     for i in range(17):
-        host_says(dev, protocol.command(i % 5, long=(i == 3)), 1000)
+        host_says(dev, hostframes.command(i % 5, long=(i == 3)), 1000)
     cmds = []
     while True:
         c = dev.next_command()
@@ -503,16 +504,16 @@ def test_the_command_queue_holds_sixteen_and_counts_the_rest():
 def test_an_overlong_line_is_dropped_and_counted_once():
     dev = device()
     host_says(dev, b"x" * (protocol.MAX_LINE + 10) + b"\n", 1000)
-    host_says(dev, protocol.command(2), 1000)
+    host_says(dev, hostframes.command(2), 1000)
     assert dev.bad == 1 and dev.next_command() == 2
 
 
 def test_only_the_m_frame_asks_for_the_console():
     dev = device()
-    for frame in (protocol.who(), protocol.command(1), protocol.lost()):
+    for frame in (protocol.who(), hostframes.command(1), protocol.lost()):
         host_says(dev, frame, 1000)
     assert not dev.maintenance
-    host_says(dev, protocol.maintenance(), 1000)
+    host_says(dev, hostframes.maintenance(), 1000)
     assert dev.maintenance
 
 
@@ -541,8 +542,8 @@ def test_a_repeated_ack_is_no_progress():
     dev = device()
     emit(dev, 2)
     flush(dev, 1000)
-    host_says(dev, protocol.ack(SID, 1), 1000)
-    host_says(dev, protocol.ack(SID, 1), 1000 + RESEND_MS - 10)  # nothing new
+    host_says(dev, hostframes.ack(SID, 1), 1000)
+    host_says(dev, hostframes.ack(SID, 1), 1000 + RESEND_MS - 10)  # nothing new
     assert dev.next_deadline(1000 + RESEND_MS - 5) == 1000 + RESEND_MS
 
 
@@ -551,7 +552,7 @@ def test_a_resend_request_for_the_last_event_resends_it():
     emit(dev, 3)
     flush(dev, 1000)
     sent_seqs(dev)
-    host_says(dev, protocol.resend(SID, 3), 1010)
+    host_says(dev, hostframes.resend(SID, 3), 1010)
     flush(dev, 1010)
     assert sent_seqs(dev) == [3]
 
@@ -572,7 +573,7 @@ def test_a_frame_for_an_earlier_session_gets_a_hello():
     emit(dev, 1)
     flush(dev, 1000)
     dev.uart.take()
-    host_says(dev, protocol.ack("0000ffff", 1), 1010)  # the host talks to an old session
+    host_says(dev, hostframes.ack("0000ffff", 1), 1010)  # the host talks to an old session
     assert dev.acked == 0
     dev.send(1020)
     assert kinds(dev) == ["H"]

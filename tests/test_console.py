@@ -17,6 +17,7 @@ from hallclock.errors import HallclockError
 from hallclock.vboard.vdev.fakes import CONSOLE_HOLDS, CTRL_C, FakeUART
 from hallclock.vboard.vdev.runner import HANDED_BACK, RUNNING, Runner
 from hallclock_fw import protocol
+from hallclock import hostframes
 from hallclock_fw.settings import parse
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -103,9 +104,9 @@ def test_the_maintenance_frame_hands_the_console_back():
     works again, for mpremote (docs/protocol.md "Maintenance")."""
     r = _runner()
     r.step()
-    r.feed(protocol.maintenance()[:-3] + b"00\n")  # a damaged M is noise
+    r.feed(hostframes.maintenance()[:-3] + b"00\n")  # a damaged M is noise
     assert r.step() == RUNNING and r.uart.intr_char == -1
-    r.feed(protocol.maintenance())
+    r.feed(hostframes.maintenance())
     assert r.step() == HANDED_BACK
     assert r.uart.intr_char == CTRL_C
     r.feed(b"\x03")
@@ -132,7 +133,7 @@ def test_a_burst_beyond_the_console_buffer_costs_only_resends(rig, reference):
     r.start_logger()
     r.start_device()
     wait_for(r.proxy.is_cut, "the line held after 6 lines")
-    burst = (protocol.who() + b"line noise \x00\xff\r\n" + protocol.ack("00000bad", 3)) * 40
+    burst = (protocol.who() + b"line noise \x00\xff\r\n" + hostframes.ack("00000bad", 3)) * 40
     assert len(burst) > 2 * CONSOLE_HOLDS
     r.proxy.inject("device", burst)
     wait_for(lambda: r.runner.uart.dropped > 0, "the console dropping what it cannot hold")

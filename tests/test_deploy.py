@@ -10,10 +10,12 @@ import pytest
 
 from conftest import ROOT, run_cli, virtual_board
 
-from hallclock.vboard.mpvm.files import VDEV, package_inits, vdev_folder
+from hallclock.vboard.mpvm.files import (HOSTFRAMES, HOSTFRAMES_PATH, VDEV, package_inits,
+                                         vdev_folder)
 
 SCENARIO = """
 from hallclock_fw import protocol
+from hallclock import hostframes
 from hallclock.vboard.vdev.runner import Runner, RUNNING
 from hallclock_fw.settings import parse
 actions = [(0, 'press', 'START'), (1000, 'press', 'B'), (50000, 'press', 'A'),
@@ -30,7 +32,7 @@ for _ in range(100000):
         t = protocol.check(protocol.unframe(line))
         if t and t[0] == 'E':
             names.append('%s@%s' % (t[4], t[3]))
-            r.feed(protocol.ack(t[1], int(t[2])))
+            r.feed(hostframes.ack(t[1], int(t[2])))
     if status == 1:
         break
 print('EVENTS', ' '.join(names))
@@ -69,6 +71,7 @@ def test_make_deploy_onto_the_virtual_board(board, tmp_path):
     mpremote(board, "fs", "mkdir", ":" + vdev_folder())
     for f in sorted(VDEV.glob("*.py")):
         mpremote(board, "fs", "cp", str(f), f":{vdev_folder()}/{f.name}")
+    mpremote(board, "fs", "cp", str(HOSTFRAMES), ":" + HOSTFRAMES_PATH)  # the host's acks
     script = tmp_path / "scenario.py"
     script.write_text(SCENARIO)
     out = mpremote(board, "run", str(script))
@@ -111,6 +114,7 @@ class Line:
 def test_make_deploy_while_the_clock_runs(clock_board, tmp_path):
     from faultproxy import wait_for
     from hallclock_fw import protocol
+    from hallclock import hostframes
 
     line = Line(clock_board)
     try:

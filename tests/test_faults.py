@@ -41,9 +41,9 @@ HALLCLOCK = [sys.executable, "-m", "hallclock"]
 
 def strip(records):
     """host_time off, and the clock's own health reports left out
-    (hallclock.link.health.without_health): the faults are the link's, the
+    (tests/healthlog.py without_health): the faults are the link's, the
     comparison is of the rules' events (the reports: tests/test_health.py)."""
-    from hallclock.link.health import without_health
+    from healthlog import without_health
     return [{k: v for k, v in r.items() if k != "host_time"} for r in without_health(records)]
 
 

@@ -315,9 +315,8 @@ DEVICE_ONLY = {  # modules the board runs that the virtual device does not
     # set-up at the clock and its save: imported only while set-up runs
     # (tests/test_setup_mode.py drives them on the virtual device)
     "hallclock_fw.setup_mode", "hallclock_fw.hw.cfgsave",
-    # the words of an error (a settings error, why the hall link ended): loaded
-    # only to show one, never while a clock runs
-    "hallclock_fw.settingswords", "hallclock_fw.whytext",
+    # the words of a settings error: loaded only to show one, never while a clock runs
+    "hallclock_fw.settingswords",
 }
 
 

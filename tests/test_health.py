@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from conftest import ROOT, read_log, run_cli, strip_host
+import healthlog
 from hallclock.link import health
 from hallclock.vboard import unixport as mpunix, device as virtual
 from hallclock import scenario
@@ -19,6 +20,7 @@ from hallclock.vboard.vdev.fakes import FakeWDT
 from hallclock.vboard.vdev.runner import Runner
 from hallclock.views.model import restore_for
 from hallclock_fw import VERSION, protocol
+from hallclock import hostframes
 from hallclock_fw.core.timing import ticks_diff
 from hallclock_fw.events import EV_HEALTH
 from hallclock_fw.hw import device
@@ -109,7 +111,7 @@ def test_without_health_renumbers_the_session_after_each_report():
             {"session": "s", "seq": 3, "event": "turn"},
             {"session": "s", "seq": 4, "event": "power_loss", "last_seq": 3},
             {"session": "t", "seq": 1, "event": "boot"}]
-    assert health.without_health(recs) == [
+    assert healthlog.without_health(recs) == [
         {"session": "s", "seq": 1, "event": "boot"},
         {"session": "s", "seq": 2, "event": "turn"},
         {"session": "s", "seq": 3, "event": "power_loss", "last_seq": 2},
@@ -127,7 +129,7 @@ def test_without_health_a_power_loss_after_a_report_names_the_event_before_it():
             {"session": "t", "seq": 2, "event": "health"},
             {"session": "t", "seq": 3, "event": "health"},
             {"session": "t", "seq": 4, "event": "power_loss", "last_seq": 3}]
-    assert health.without_health(recs) == [
+    assert healthlog.without_health(recs) == [
         {"session": "s", "seq": 1, "event": "boot"},
         {"session": "s", "seq": 2, "event": "power_loss", "last_seq": 1},
         {"session": "t", "seq": 1, "event": "boot"},
@@ -171,7 +173,7 @@ class LoopHW:
 def test_the_loop_feeds_the_watchdog_and_answers_the_info_frame():
     r = Runner("scrabble", parse("scrabble", []), [(0, "press", "START")])
     hw = LoopHW(r)
-    r.feed(protocol.info())
+    r.feed(hostframes.info())
     device.loop(hw, r.app, passes=20)
     assert hw.fed == 20  # every pass
     assert hw.wdt.timeout_ms == device.WDT_MS and not hw.wdt.expired()
@@ -615,7 +617,7 @@ def test_the_heap_bench_runs_a_wifi_clock_to_the_end_of_its_game():
     """bench/heap32.py on Wi-Fi: the bench's broker and host speak the
     firmware's own MQTT reader and sealed frames (docs/protocol.md "Sealed
     frames on the network"), so the clock's ring drains as on a hall network:
-    the game ends with the host holding every event (heapmodel.game raises
+    the game ends with the host holding every event (heap32.game raises
     otherwise), no message is refused either way, and the outage was
     measured.  The Wi-Fi heap goal is a figure of `make bench`, not this."""
     sys.path.insert(0, os.path.join(ROOT, "bench"))
@@ -630,8 +632,9 @@ def test_the_names_a_stock_esp32_image_has_built_in_come_from_its_stubs():
     entry on a board (docs/micropython.md "Limits of the model"): the ROM
     names of its C modules and of its frozen ones, not the words of a
     docstring nor the parameters of a def split over lines."""
-    from hallclock.vboard import heapmodel
-    names = heapmodel.esp32_image_names()
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import heap32
+    names = heap32.esp32_image_names()
     # machine, esp32, network (C) and umqtt.simple (frozen)
     assert {"WDT", "idf_heap_info", "isconnected", "getaddrinfo", "publish"} <= names
     assert "modes" not in names  # only in machine.Pin's docstring

@@ -2,11 +2,12 @@
 device (the firmware's App on fake hardware), logged through the host's own
 link: ČAS 3.2 (both players check the limit), 4.1 and 6.1 (the round's basic
 time and its gongs), 16.3 (play-out), İSTAVDER 2.3 (breaks) — docs/rules.md."""
-from hallclock.link.health import without_health
+from healthlog import without_health
 from hallclock.link.hostlink import HostLink
 from hallclock.link.logfile import LogWriter, read_records
 from hallclock.vboard.vdev.runner import Runner, session_after
 from hallclock_fw import protocol
+from hallclock import hostframes
 from hallclock_fw.events import BTN_START
 from hallclock_fw.settings import format_text, parse
 
@@ -70,7 +71,7 @@ def press(t, name):
 def test_settings_are_taken_before_the_first_move_and_logged(tmp_path):
     t = Table(tmp_path, actions=[press(20000, "B"), press(21000, "B")])
     text = "move_s=90;warn_s=30,10;round_min=30;round_warn_min=5"
-    t.send(1000, protocol.configure("scrabble", text))
+    t.send(1000, hostframes.configure("scrabble", text))
     rec = t.records("settings")[0]
     assert rec["mode"] == "scrabble"
     assert rec["settings"] == {"move_s": 90, "warn_s": [30, 10], "round_min": 30,
@@ -86,20 +87,20 @@ def test_settings_are_taken_before_the_first_move_and_logged(tmp_path):
 
 def test_settings_are_refused_while_a_game_runs_and_when_bad(tmp_path):
     t = Table(tmp_path, actions=[press(1000, "B")])
-    t.send(500, protocol.configure("scrabble", "move_s=0"))  # bad value
-    t.send(5000, protocol.configure("scrabble", SCRABBLE))  # A's move 1 runs
+    t.send(500, hostframes.configure("scrabble", "move_s=0"))  # bad value
+    t.send(5000, hostframes.configure("scrabble", SCRABBLE))  # A's move 1 runs
     refused = t.records("refused")
     assert [(r["what"], r["reason"]) for r in refused] == [
         ("settings", "bad_settings"), ("settings", "game_running")]
     assert refused[0]["player"] is None
     assert t.records("settings") == []
-    t.send(6000, protocol.configure("chess", SCRABBLE))
+    t.send(6000, hostframes.configure("chess", SCRABBLE))
     assert t.records("refused")[-1]["reason"] == "bad_settings"
 
 
 def test_settings_change_the_mode_and_the_hello(tmp_path):
     t = Table(tmp_path)
-    t.send(1000, protocol.configure("backgammon", BACKGAMMON))
+    t.send(1000, hostframes.configure("backgammon", BACKGAMMON))
     assert t.records("settings")[0]["mode"] == "backgammon"
     assert t.runner.app.core.bank == [600000, 600000]
     t.runner.feed(protocol.who())
@@ -111,7 +112,7 @@ def test_settings_change_the_mode_and_the_hello(tmp_path):
 def test_settings_after_end_begin_a_new_game(tmp_path):
     t = Table(tmp_path, actions=[press(1000, "B"), (3000, "end", None)])
     t.run_to(4000)
-    t.send(5000, protocol.configure("duplicate", "move_s=120;announce_s=60,30"))
+    t.send(5000, hostframes.configure("duplicate", "move_s=120;announce_s=60,30"))
     assert t.names()[-2:] == ["end", "settings"]
     assert not t.runner.app.ended
     t.runner.app.press(BTN_START, t.runner.now())  # a new game in the same session
@@ -122,7 +123,7 @@ def test_settings_after_end_begin_a_new_game(tmp_path):
 # -- the round from the host (N) -----------------------------------------------------
 def test_round_zero_is_the_start_signal(tmp_path):
     t = Table(tmp_path)
-    t.send(1000, protocol.round_number(3, 0))
+    t.send(1000, hostframes.round_number(3, 0))
     assert [r["event"] for r in t.records()][1:3] == ["round", "gong"]
     assert t.records("round")[0]["round"] == 3
     t.run_to(41 * MIN + 2000)
@@ -133,7 +134,7 @@ def test_round_zero_is_the_start_signal(tmp_path):
 
 def test_a_clock_that_joins_late_gives_the_gongs_still_ahead(tmp_path):
     t = Table(tmp_path)
-    t.send(2000, protocol.round_number(4, 12 * MIN + 34000))
+    t.send(2000, hostframes.round_number(4, 12 * MIN + 34000))
     rnd = t.records("round")[0]
     assert (rnd["round"], rnd["elapsed_ms"]) == (4, 12 * MIN + 34000)
     t.run_to(30 * MIN)
@@ -144,14 +145,14 @@ def test_a_clock_that_joins_late_gives_the_gongs_still_ahead(tmp_path):
 
 def test_a_clock_that_joins_after_the_end_gong_counts_the_play_out(tmp_path):
     t = Table(tmp_path, actions=[press(1000, "B")])
-    t.send(5000, protocol.round_number(4, 41 * MIN))
+    t.send(5000, hostframes.round_number(4, 41 * MIN))
     assert t.records("gong") == []  # gongs already past are not given again
     assert [(r["step"], r["move"]) for r in t.records("playout")] == [("finish_round", 1)]
 
 
 def test_a_round_starts_once(tmp_path):
     t = Table(tmp_path, actions=[press(500, "START")])
-    t.send(1000, protocol.round_number(2, 0))
+    t.send(1000, hostframes.round_number(2, 0))
     assert [(r["what"], r["reason"]) for r in t.records("refused")] == [
         ("round", "round_started")]
     assert len(t.records("gong")) == 1
@@ -159,7 +160,7 @@ def test_a_round_starts_once(tmp_path):
 
 def test_a_mode_without_round_gongs_logs_the_round(tmp_path):
     t = Table(tmp_path, mode="backgammon", pairs=["bank_s=600"])
-    t.send(1000, protocol.round_number(5, 0))
+    t.send(1000, hostframes.round_number(5, 0))
     assert t.records("round")[0]["round"] == 5 and t.records("gong") == []
 
 
@@ -176,7 +177,7 @@ def test_after_a_power_loss_the_end_gong_sounds_at_start_plus_40_min(tmp_path):
     t.runner.reboot()  # dark; back at once (the outage is not timed here)
     t.pump()
     sid = session_after("00000001")
-    t.send(25 * MIN + 500, protocol.restore("scrabble", SCRABBLE, *snap))
+    t.send(25 * MIN + 500, hostframes.restore("scrabble", SCRABBLE, *snap))
     new = t.records(session=sid)
     assert [r["event"] for r in new][:3] == ["boot", "resume", "round"]
     assert new[1]["move"] == 13 and new[1]["limit_ms"] == snap[2]
@@ -188,13 +189,13 @@ def test_after_a_power_loss_the_end_gong_sounds_at_start_plus_40_min(tmp_path):
     # between the snapshot and the restore is the outage, not counted here)
     assert tens == [1000 + 30 * MIN + 500] and ends == [1000 + 40 * MIN + 500]
     # a repeated S later changes nothing
-    t.send(46 * MIN, protocol.restore("scrabble", SCRABBLE, *snap))
+    t.send(46 * MIN, hostframes.restore("scrabble", SCRABBLE, *snap))
     assert len(t.records("resume", sid)) == 1
 
 
 def test_a_backgammon_restore_takes_both_banks(tmp_path):
     t = Table(tmp_path, mode="backgammon", pairs=["bank_s=600"])
-    t.send(1000, protocol.restore("backgammon", BACKGAMMON, 9, 1, 321000, 123000, 0, 1, 2, 0))
+    t.send(1000, hostframes.restore("backgammon", BACKGAMMON, 9, 1, 321000, 123000, 0, 1, 2, 0))
     res = t.records("resume")[0]
     assert (res["player"], res["move"], res["bank_ms"]) == ("B", 9, 123000)
     assert t.runner.app.core.bank == [321000, 123000]

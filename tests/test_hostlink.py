@@ -13,6 +13,7 @@ from hallclock.link.hostlink import (RESEND_ASK_S, RESTORE_RETRY_S, RESTORE_TRIE
                                      HostLink, tag_round)
 from hallclock.link.logfile import LogWriter, read_records
 from hallclock_fw import protocol
+from hallclock import hostframes
 from hallclock_fw.events import (EV_BOOT, EV_END, EV_GONG, EV_HEALTH, EV_PRESS, EV_RESUME,
                                  EV_ROUND, EV_SETTINGS, EV_TURN, EV_WARN)
 
@@ -63,7 +64,7 @@ def test_a_frame_in_pieces_is_taken_once(tmp_path):
     for i in range(len(data)):
         host.feed(data[i:i + 1])
     assert [r["event"] for r in stored(host)] == ["boot"] and host.bad == 0
-    assert sent[-1] == protocol.ack(SID, 1)
+    assert sent[-1] == hostframes.ack(SID, 1)
 
 
 def test_noise_without_newlines_is_kept_to_a_line_and_counted(tmp_path):
@@ -90,7 +91,7 @@ def test_a_blank_line_is_not_noise_a_bad_one_and_an_echoed_host_frame_are(tmp_pa
     assert host.bad == 0
     host.feed(boot()[:-4] + b"0000\n")  # a bad CRC
     assert host.bad == 1
-    host.feed(protocol.ack(SID, 3) + protocol.who())  # our own frames echoed back
+    host.feed(hostframes.ack(SID, 3) + protocol.who())  # our own frames echoed back
     assert host.bad == 3 and sent == []
 
 
@@ -98,18 +99,18 @@ def test_a_blank_line_is_not_noise_a_bad_one_and_an_echoed_host_frame_are(tmp_pa
 def test_an_ack_covers_what_is_on_disk_and_no_more(tmp_path):
     host, sent, _ = host_at(tmp_path)
     host.feed(hello())
-    assert sent == [protocol.ack(SID, 0)]  # a new session: nothing yet
+    assert sent == [hostframes.ack(SID, 0)]  # a new session: nothing yet
     host.feed(boot() + ev(2), flush=False)
-    assert sent[-1] == protocol.ack(SID, 0)  # nothing flushed yet: nothing acked
+    assert sent[-1] == hostframes.ack(SID, 0)  # nothing flushed yet: nothing acked
     host.send_acks()  # the records are queued, not on disk: still 0
-    assert sent == [protocol.ack(SID, 0)] * 2
+    assert sent == [hostframes.ack(SID, 0)] * 2
     host.send_acks()  # no frame since: no ack
     host.feed(b"")
     assert len(sent) == 2
     host.feed(ev(3))
-    assert sent[-1] == protocol.ack(SID, 3)
+    assert sent[-1] == hostframes.ack(SID, 3)
     host.feed(ev(2))  # a repeat: dropped, counted, and acked again
-    assert host.dups == 1 and sent[-1] == protocol.ack(SID, 3)
+    assert host.dups == 1 and sent[-1] == hostframes.ack(SID, 3)
     assert [r["seq"] for r in stored(host)] == [1, 2, 3]
 
 
@@ -137,12 +138,12 @@ def test_a_missing_event_is_asked_for_at_most_every_resend_ask_s(tmp_path):
     del sent[:]
     start = clock.now
     host.feed(ev(3))
-    assert sent == [protocol.resend(SID, 2), protocol.ack(SID, 1)]
+    assert sent == [hostframes.resend(SID, 2), hostframes.ack(SID, 1)]
     for dt, asks in ((RESEND_ASK_S - 0.001, 0), (RESEND_ASK_S, 0), (RESEND_ASK_S + 0.001, 1)):
         del sent[:]
         clock.now = start + dt
         host.feed(ev(4))
-        assert sent.count(protocol.resend(SID, 2)) == asks, dt
+        assert sent.count(hostframes.resend(SID, 2)) == asks, dt
     assert [r["seq"] for r in stored(host)] == [1]
     host.feed(ev(2) + ev(3))
     assert [r["seq"] for r in stored(host)] == [1, 2, 3]
@@ -178,7 +179,7 @@ def test_a_host_that_holds_enough_leaves_new_events_with_the_clock(tmp_path):
     host.feed(hello() + boot())
     host.writer.accepting = lambda: False
     host.feed(ev(2) + ev(4))
-    assert sent[-1] == protocol.ack(SID, 1) and protocol.resend(SID, 2) not in sent
+    assert sent[-1] == hostframes.ack(SID, 1) and hostframes.resend(SID, 2) not in sent
     assert host.dups == 0 and [r["seq"] for r in stored(host)] == [1]
 
 
@@ -194,7 +195,7 @@ def test_a_gap_records_what_the_clock_overwrote_once(tmp_path):
     gap = heard[-1]
     assert {k: v for k, v in gap.items() if k != "host_time"} == {
         "clock": "t1", "seq": 3, "t_ms": 700, "event": "gap", "missing": [3, 5], "session": SID}
-    assert sent == [protocol.ack(SID, 5)]  # the gap stands for what it names
+    assert sent == [hostframes.ack(SID, 5)]  # the gap stands for what it names
     host.feed(ev(6))
     assert [r["seq"] for r in stored(host)] == [1, 2, 3, 6]
 
@@ -228,7 +229,7 @@ def test_a_new_session_of_a_clock_whose_game_never_ended_is_a_power_loss(tmp_pat
     assert {k: v for k, v in loss[0].items() if k != "host_time"} == {
         "clock": "t1", "seq": 4, "t_ms": 3000, "event": "power_loss", "session": OLD,
         "last_seq": 3, "next_session": NEW, "round": 4}
-    assert sent == [protocol.ack(NEW, 0)]  # no restore asked for: none sent
+    assert sent == [hostframes.ack(NEW, 0)]  # no restore asked for: none sent
     host.feed(hello(NEW))  # the same session again: nothing more
     host.feed(hello(OLD))  # the old one, closed by the power loss
     assert host.power_losses == 1
@@ -254,10 +255,10 @@ def test_after_a_power_loss_the_game_is_sent_back_until_the_clock_takes_it(tmp_p
     old_game(tmp_path)
     calls = []
     host, sent, clock = host_at(tmp_path, restore=restorer(calls))
-    S = protocol.restore("scrabble", SETTINGS, *VALUES)
+    S = hostframes.restore("scrabble", SETTINGS, *VALUES)
     start = clock.now
     host.feed(hello(NEW))
-    assert sent == [S, protocol.ack(NEW, 0)]  # the S before the ack of the hello
+    assert sent == [S, hostframes.ack(NEW, 0)]  # the S before the ack of the hello
     assert calls == [([1, 2, 3], None)]
     loss = [r for r in stored(host) if r["event"] == "power_loss"][0]
     assert loss["restore"] == {"mode": "scrabble", "settings": SETTINGS, "values": list(VALUES)}
@@ -301,7 +302,7 @@ def test_a_restore_is_sent_no_more_once_the_game_goes_on(tmp_path):
         del sent[:]
         clock.now += RESTORE_RETRY_S
         host.poll()
-        assert sent == [protocol.restore("scrabble", SETTINGS, *VALUES)], code
+        assert sent == [hostframes.restore("scrabble", SETTINGS, *VALUES)], code
 
 
 def test_no_restore_when_the_restorer_has_none_or_the_session_went_on(tmp_path):
@@ -309,7 +310,7 @@ def test_no_restore_when_the_restorer_has_none_or_the_session_went_on(tmp_path):
     calls = []
     host, sent, _ = host_at(tmp_path, restore=restorer(calls, answer=None))
     host.feed(hello(NEW))
-    assert calls and sent == [protocol.ack(NEW, 0)]
+    assert calls and sent == [hostframes.ack(NEW, 0)]
     loss = [r for r in stored(host) if r["event"] == "power_loss"][0]
     assert "restore" not in loss and host.power_losses == 1
     # a restarted host meeting a new session that already has events: too late
@@ -323,7 +324,7 @@ def test_no_restore_when_the_restorer_has_none_or_the_session_went_on(tmp_path):
     calls = []
     host, sent, _ = host_at(sub, restore=restorer(calls))
     host.feed(hello(NEW))
-    assert calls == [] and sent == [protocol.ack(NEW, 1)] and host.power_losses == 1
+    assert calls == [] and sent == [hostframes.ack(NEW, 1)] and host.power_losses == 1
 
 
 def test_a_restored_session_that_loses_power_again_is_restored_from_what_it_was_sent(tmp_path):
@@ -433,7 +434,7 @@ def test_a_session_that_began_after_an_end_is_restored_from_its_own_events_only(
 def test_each_session_waiting_for_its_restore_gets_it_whatever_the_others_do(tmp_path):
     old_game(tmp_path)
     host, sent, clock = host_at(tmp_path, restore=restorer([]))
-    S = protocol.restore("scrabble", SETTINGS, *VALUES)
+    S = hostframes.restore("scrabble", SETTINGS, *VALUES)
     host.feed(hello(NEW) + boot(sid=NEW))  # t = 100: the first of NEW's five
     clock.now = 102.0
     second = "0000cccc"
@@ -456,7 +457,7 @@ def test_an_old_session_heard_after_its_power_loss_is_acked_only_its_own_events(
     host.feed(hello(NEW))
     assert host.power_losses == 1 and host.writer.durable_seq("t1", OLD) == 3
     host.feed(hello(OLD))  # a late line of the old session
-    assert sent[-1] == protocol.ack(OLD, 2)
+    assert sent[-1] == hostframes.ack(OLD, 2)
 
 
 def test_a_gap_found_in_a_pass_of_several_frames_reaches_the_live_view(tmp_path):
@@ -470,7 +471,7 @@ def test_a_gap_found_in_a_pass_of_several_frames_reaches_the_live_view(tmp_path)
     host.send_acks()
     assert [(r["event"], r["seq"]) for r in heard] == [
         ("boot", 1), ("turn", 2), ("gap", 3), ("turn", 5)]
-    assert sent[-1] == protocol.ack(SID, 5)
+    assert sent[-1] == hostframes.ack(SID, 5)
 
 
 def test_what_the_host_says_goes_to_stderr_as_hallclock_lines(tmp_path, capsys):

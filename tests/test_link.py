@@ -3,7 +3,7 @@ The byte-level fault tests over ptys are in test_faults.py."""
 from datetime import datetime, timezone
 import json
 
-from hallclock.link.health import without_health
+from healthlog import without_health
 from hallclock.views.model import restore_for
 from hallclock import scenario
 from hallclock.vboard import device as virtual
@@ -12,6 +12,7 @@ from hallclock.link.logfile import LogWriter, read_records
 from hallclock.vboard.vdev.fakes import FakeUART
 from hallclock.vboard.vdev.runner import Runner
 from hallclock_fw import link as link_mod, protocol
+from hallclock import hostframes
 from hallclock_fw.events import EV_END, EV_HEALTH, EV_PRESS, EV_TURN
 from hallclock_fw.link import DeviceLink
 from hallclock_fw.settings import parse
@@ -120,7 +121,7 @@ def test_device_answers_who_and_ignores_noise(tmp_path):
 def test_restore_frame_reaches_the_app(tmp_path):
     uart = FakeUART()
     dev = DeviceLink(uart, "00000001", "t1", "scrabble", SETTINGS, "v", 0)
-    uart.feed(protocol.restore("scrabble", SETTINGS, 7, 0, 45000, 0, 0, -1, -1, 0))
+    uart.feed(hostframes.restore("scrabble", SETTINGS, 7, 0, 45000, 0, 0, -1, -1, 0))
     while not poll(dev, 10):
         pass
     assert dev.next_command()[3:] == ["7", "0", "45000", "0", "0", "-1", "-1", "0"]
@@ -363,18 +364,18 @@ GOLDEN = [
     (lambda: protocol.event("1a2b3c4d", 7, 61500, EV_PRESS, 1, 4, 59250, 0),
      b"E 1a2b3c4d 7 61500 3 1 4 59250 0*9c80702a\n"),
     (lambda: protocol.gap("1a2b3c4d", 13), b"G 1a2b3c4d 13*24bd22e4\n"),
-    (lambda: protocol.ack("1a2b3c4d", 12), b"A 1a2b3c4d 12*f35fcdaf\n"),
-    (lambda: protocol.resend("1a2b3c4d", 5), b"R 1a2b3c4d 5*953d6c13\n"),
+    (lambda: hostframes.ack("1a2b3c4d", 12), b"A 1a2b3c4d 12*f35fcdaf\n"),
+    (lambda: hostframes.resend("1a2b3c4d", 5), b"R 1a2b3c4d 5*953d6c13\n"),
     (lambda: protocol.who(), b"W*270d2bda\n"),
-    (lambda: protocol.command(3), b"C 3 0*ec33357d\n"),
-    (lambda: protocol.command(2, True), b"C 2 1*9af66fdc\n"),
-    (lambda: protocol.restore("scrabble", SETTINGS, 14, 1, 45000, 0, 3, 1620000, -1, 0),
+    (lambda: hostframes.command(3), b"C 3 0*ec33357d\n"),
+    (lambda: hostframes.command(2, True), b"C 2 1*9af66fdc\n"),
+    (lambda: hostframes.restore("scrabble", SETTINGS, 14, 1, 45000, 0, 3, 1620000, -1, 0),
      b"S scrabble move_s=120;warn_s=30,20,10;round_min=40;round_warn_min=10 "
      b"14 1 45000 0 3 1620000 -1 0*44f8bb32\n"),
-    (lambda: protocol.configure("duplicate", "move_s=180;announce_s=120,60,30"),
+    (lambda: hostframes.configure("duplicate", "move_s=180;announce_s=120,60,30"),
      b"K duplicate move_s=180;announce_s=120,60,30*a8c8cac1\n"),
-    (lambda: protocol.round_number(3, 754000), b"N 3 754000*f7f43c1e\n"),
-    (lambda: protocol.maintenance(), b"M*da6fd2a0\n"),
+    (lambda: hostframes.round_number(3, 754000), b"N 3 754000*f7f43c1e\n"),
+    (lambda: hostframes.maintenance(), b"M*da6fd2a0\n"),
     (lambda: protocol.lost(), b"L*ad68e236\n"),
 ]
 
@@ -409,15 +410,15 @@ def test_host_refuses_a_protocol_it_does_not_know_and_says_so_once(tmp_path):
     assert len(said) == 2 and "protocol 3" in said[0] and "protocol 1" in said[1]
     assert "t1" in said[0] and "knows 2" in said[0]
     host.feed(protocol.hello("00000009", "t2", "scrabble", "v"))  # a known version: acked
-    assert sent == [protocol.ack("00000009", 0)]
+    assert sent == [hostframes.ack("00000009", 0)]
 
 
 # -- every command taken, in order ------------------------------------------------------
-COMMANDS = [protocol.command(3), protocol.command(4), protocol.command(0),
-            protocol.round_number(1, 0), protocol.command(1, True),
-            protocol.restore("scrabble", SETTINGS, 3, 0, 5000, 0, 0, -1, -1, 0),
-            protocol.command(2), protocol.configure("scrabble", SETTINGS),
-            protocol.command(4), protocol.command(3)]
+COMMANDS = [hostframes.command(3), hostframes.command(4), hostframes.command(0),
+            hostframes.round_number(1, 0), hostframes.command(1, True),
+            hostframes.restore("scrabble", SETTINGS, 3, 0, 5000, 0, 0, -1, -1, 0),
+            hostframes.command(2), hostframes.configure("scrabble", SETTINGS),
+            hostframes.command(4), hostframes.command(3)]
 
 
 def _decoded(frame):
@@ -482,7 +483,7 @@ def _pass(r, data):
 
 def test_start_and_gong_in_one_write_both_sound():
     r = _runner()
-    _pass(r, protocol.command(3) + protocol.command(4))
+    _pass(r, hostframes.command(3) + hostframes.command(4))
     link = r.app.link
     slots = [(s % link.cap) * link_mod._F for s in range(1, link.seq + 1)]
     slots = [i for i in slots if link.ring[i + 1] != EV_HEALTH]  # the boot's report
@@ -493,8 +494,8 @@ def test_start_and_gong_in_one_write_both_sound():
 
 def test_a_restore_then_a_press_in_one_write_keeps_both():
     r = _runner()
-    _pass(r, protocol.restore("scrabble", SETTINGS, 5, 1, 60000, 0, 0, -1, -1, 0)
-          + protocol.command(1))
+    _pass(r, hostframes.restore("scrabble", SETTINGS, 5, 1, 60000, 0, 0, -1, -1, 0)
+          + hostframes.command(1))
     core = r.app.core
     # move 5 of B was restored, then B's press ended it: A's move 6 runs
     assert core.move == 6 and core.player == 0
@@ -530,7 +531,7 @@ def test_a_burst_of_stale_resend_requests_owes_one_gap_frame():
     dev = DeviceLink(uart, "00000001", "t1", "scrabble", SETTINGS, "v", 0, capacity=8)
     for i in range(20):
         dev.emit(i, EV_TURN, 0, i + 1, 120000, 0)
-    uart.feed(protocol.resend("00000001", 1) * 4)
+    uart.feed(hostframes.resend("00000001", 1) * 4)
     dev.receive(0)
     dev.send(0)
     out = uart.take()
@@ -583,11 +584,11 @@ def test_the_host_asks_who_the_clock_is_with_an_i_frame():
     other frame) makes the loop owe a health event with the versions."""
     dev = DeviceLink(FakeUART(), "00000001", "t1", "scrabble", SETTINGS, "v", 0)
     assert dev.info_owed is False
-    for frame in (protocol.ack("00000001", 0), protocol.command(1), protocol.maintenance()):
+    for frame in (hostframes.ack("00000001", 0), hostframes.command(1), hostframes.maintenance()):
         dev.uart.feed(frame)
         dev.receive(0)
     assert dev.info_owed is False
-    dev.uart.feed(protocol.info())
+    dev.uart.feed(hostframes.info())
     dev.receive(0)
     assert dev.info_owed is True
 
@@ -616,7 +617,7 @@ def test_only_the_latest_health_report_is_resent_with_its_text():
     dev.emit(40, EV_TURN, 1, 2, 120000, 0)
     first = _events(_sent(dev, 0))
     assert [int(t[2]) for t in first] == [1, 2, 3, 4]
-    dev.uart.feed(protocol.resend("00000001", 1))
+    dev.uart.feed(hostframes.resend("00000001", 1))
     again = _events(_sent(dev, 1))
     for got in (first, again):
         by_seq = {int(t[2]): t for t in got}
@@ -633,11 +634,11 @@ def test_an_ack_that_catches_up_with_a_resend_skips_what_it_acknowledged():
     for i in range(5):
         dev.emit(i, EV_TURN, i & 1, i + 1, 120000, 0)
     assert [int(t[2]) for t in _events(_sent(dev, 0))] == [1, 2, 3, 4, 5]
-    dev.uart.feed(protocol.resend("00000001", 1))
+    dev.uart.feed(hostframes.resend("00000001", 1))
     poll(dev, 1)  # the resend starts: 1 and 2 go out again
     resent = _events([protocol.check(protocol.unframe(ln + b"\n"))
                       for ln in dev.uart.take().split(b"\n") if ln])
     assert [int(t[2]) for t in resent] == list(range(1, link_mod._BURST + 1))
-    dev.uart.feed(protocol.ack("00000001", link_mod._BURST + 1))  # caught up to the next
+    dev.uart.feed(hostframes.ack("00000001", link_mod._BURST + 1))  # caught up to the next
     rest = _events(_sent(dev, 2))
     assert [int(t[2]) for t in rest] == list(range(link_mod._BURST + 2, 6))

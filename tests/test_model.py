@@ -251,13 +251,13 @@ def test_host_frames_replayed_settings_round_and_refusals():
     the firmware's own App: the new core, its round, the refusals, and the
     press that closes the settings view (ČAS 3.2) -- the displays as the
     device's at every change."""
-    from hallclock_fw import protocol
-    sends = [(1000, protocol.configure("scrabble", "move_s=90;warn_s=30;round_min=5;"
+    from hallclock import hostframes
+    sends = [(1000, hostframes.configure("scrabble", "move_s=90;warn_s=30;round_min=5;"
                                                    "round_warn_min=1")),
-             (2000, protocol.configure("scrabble", "move_s=x")),  # unreadable: refused
-             (3000, protocol.round_number(7, 0)),  # round 7 starts now: the start gong
-             (4000, protocol.round_number(8, 0)),  # a second round frame: refused
-             (12000, protocol.configure("duplicate", "move_s=60;announce_s=30"))]  # a game runs
+             (2000, hostframes.configure("scrabble", "move_s=x")),  # unreadable: refused
+             (3000, hostframes.round_number(7, 0)),  # round 7 starts now: the start gong
+             (4000, hostframes.round_number(8, 0)),  # a second round frame: refused
+             (12000, hostframes.configure("duplicate", "move_s=60;announce_s=30"))]  # a game runs
     # B's press closes the settings view (nothing logged), the next starts A's move
     run = Lockstep("scrabble", parse("scrabble", []),
                    [(8000, "press", "B"), (9000, "press", "B"), (30000, "end", None)],

@@ -31,6 +31,7 @@ from mqttrig import HALL, HALLCLOCK, Hall, wait_for  # noqa: E402
 
 from hallclock.net.mqtt import BrokerClient  # noqa: E402
 from hallclock_fw import mqtt, protocol, seal  # noqa: E402
+from hallclock import hostframes
 from hallclock_fw.netlink import topic  # noqa: E402
 
 FLOOD = 1100  # idle sockets: more than a stock 1024-file process can hold
@@ -161,7 +162,7 @@ def test_a_flood_of_idle_sockets_stops_neither_clocks_nor_the_laptop(hall):
         # the laptop's tools connect afresh: the referee's START reaches the clock
         r, _took = referee_cli(hall, "START")
         assert r.returncode == 0, r.stderr
-        start = protocol.command(3)
+        start = hostframes.command(3)
         wait_for(lambda: any(_signal(hall, p) == start for t, p in clock.seen() if t == ALL), 60,
                  "START at the connected clock")
         # ... and the clock's own frames reach the logger
@@ -174,7 +175,7 @@ def test_a_flood_of_idle_sockets_stops_neither_clocks_nor_the_laptop(hall):
         # take a new one here: every fresh tool runs in a process of its own)
         r, _took = referee_cli(hall, "GONG")
         assert r.returncode == 0, r.stderr
-        gong = protocol.command(4)
+        gong = hostframes.command(4)
         wait_for(lambda: any(_signal(hall, p) == gong for t, p in clock.seen() if t == ALL), 60,
                  "GONG at the connected clock")
         assert clock.cuts == 0
@@ -195,7 +196,7 @@ def test_no_role_takes_a_clocks_client_id(hall, role):
         rogue = BrokerClient(hall.address, hall.creds[role], [down("t1"), ALL],
                              client_id="t1").start()
         rogue.stop()
-        gong = protocol.command(4)
+        gong = hostframes.command(4)
         referee = host(hall, "referee")
         referee.publish(ALL, gong)
         wait_for(lambda: any(p == gong for _t, p in clock.seen()), 60, "GONG at the clock")
@@ -222,7 +223,7 @@ def _nothing_retained(hall, clock="t1"):
     c = Clock(hall, clock)
     try:
         logger = host(hall, "logger")
-        mark = protocol.ack("0000cafe", 1)
+        mark = hostframes.ack("0000cafe", 1)
         logger.publish(down(clock), mark)
         wait_for(lambda: any(p == mark for _t, p in c.seen()), 60, "the logger's marker")
         logger.stop()
@@ -249,8 +250,8 @@ def _nothing_retained_up(hall):
 def test_retained_messages_are_refused_and_never_replayed(hall):
     stop = protocol.frame(b"M")
     _retained_publish(hall, "referee", hall.local, ALL, stop)
-    _retained_publish(hall, "referee", hall.address, ALL, protocol.command(3))
-    _retained_publish(hall, "logger", hall.local, down("t1"), protocol.ack("0000cafe", 99))
+    _retained_publish(hall, "referee", hall.address, ALL, hostframes.command(3))
+    _retained_publish(hall, "logger", hall.local, down("t1"), hostframes.ack("0000cafe", 99))
     _retained_publish(hall, "t1", hall.address, up("t1"),
                       protocol.hello("0badf00d", "t1", "scrabble", "1"))
     assert _nothing_retained(hall) == []
@@ -266,7 +267,7 @@ def test_an_oversized_message_is_never_delivered(hall):
     try:
         referee = host(hall, "referee")
         referee.publish(ALL, b"G" * (1 << 20))
-        gong = protocol.command(4)
+        gong = hostframes.command(4)
         referee.publish(ALL, gong)
         wait_for(lambda: any(p == gong for _t, p in clock.seen()), 60, "the GONG after it")
         referee.stop()

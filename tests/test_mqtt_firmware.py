@@ -11,9 +11,10 @@ import socket
 import pytest
 
 from hallclock_fw import mqtt, protocol, seal
+from hallclock import hostframes
 from hallclock_fw.hw import config
 from hallclock_fw.netlink import _BACKOFF_MAX_MS, _BACKOFF_MIN_MS, NetLink
-from hallclock_fw.whytext import words
+from hallclock.net.whytext import words
 
 FIRMWARE = pathlib.Path(__file__).resolve().parent.parent / "firmware"
 KEY = "00112233445566778899aabbccddeeff"
@@ -75,7 +76,7 @@ def test_connect_subscribe_and_messages_in_fragments():
     got = []
     c = mqtt.Client("t1", "t1", "pw", 15, ("a/down", "all/down"),
                     lambda t, p: got.append((t, p)))
-    frame = protocol.ack("0000cafe", 12)
+    frame = hostframes.ack("0000cafe", 12)
     s = FakeSock(CONNACK_OK + SUBACK_OK + publish(b"a/down", frame) +
                  publish(b"all/down", b"C 3 0*x", qos=1), chunk=3)
     c.start(s, 0)
@@ -291,7 +292,7 @@ def test_wifi_link_joins_connects_and_drops_with_the_wifi(wifi_module):
             except OSError:
                 return
             conns.append(c)
-            c.sendall(CONNACK_OK + SUBACK_OK + publish(b"x", protocol.ack("0000cafe", 1)))
+            c.sendall(CONNACK_OK + SUBACK_OK + publish(b"x", hostframes.ack("0000cafe", 1)))
     threading.Thread(target=serve, daemon=True).start()
     t = [0]
     link = wifi_module.link({"wifi_ssid": "HALL", "wifi_password": "pw",
@@ -342,7 +343,7 @@ def test_every_reason_the_link_can_end_has_words_for_the_host():
     """The clock keeps only a number for why its link ended (no string on its
     heap); the host turns each one the firmware can give into words."""
     import re
-    from hallclock_fw import whytext
+    from hallclock.net import whytext
     codes = {}
     for module in ("mqtt.py", "netlink.py"):
         src = (FIRMWARE / "hallclock_fw" / module).read_text()

@@ -19,6 +19,7 @@ from mqttrig import HALL, Hall, clock_records, game, reference, wait_for  # noqa
 from hallclock.net.mqtt import BrokerClient, BrokerLogger  # noqa: E402
 from hallclock.hall.relay import Relay  # noqa: E402
 from hallclock_fw import protocol  # noqa: E402
+from hallclock import hostframes
 from hallclock_fw.events import EV_BOOT, EV_END, EV_GONG, GONG_START  # noqa: E402
 from hallclock_fw.netlink import topic  # noqa: E402
 
@@ -125,16 +126,16 @@ def test_forged_host_frames_with_the_logger_and_referee_passwords_change_nothing
     d, released, passes = _held_device(hall, "t1", text)
     wait_for(lambda: passes[0] >= 1, 30, "t1's first pass")
     rogue = client(hall, "logger")
-    send(rogue, down("t1"), [protocol.ack("0000cafe", 60), protocol.command(3),
-                             protocol.configure("scrabble", "move_s=30"),
-                             protocol.restore("scrabble", "move_s=30", 1, 2, 3)])
+    send(rogue, down("t1"), [hostframes.ack("0000cafe", 60), hostframes.command(3),
+                             hostframes.configure("scrabble", "move_s=30"),
+                             hostframes.restore("scrabble", "move_s=30", 1, 2, 3)])
     if seal is not None:  # sealed, but with a key that is not t1's
         wrong = seal.Mac(b"\x01" * 16)
-        send(rogue, down("t1"), [seal.seal(wrong, b"D", protocol.ack("0000cafe", 60),
+        send(rogue, down("t1"), [seal.seal(wrong, b"D", hostframes.ack("0000cafe", 60),
                                            d.line.sid, 2 ** 45)])
     rogue.stop()
     referee = client(hall, "referee")
-    send(referee, ALL, [protocol.command(3), protocol.command(4)])
+    send(referee, ALL, [hostframes.command(3), hostframes.command(4)])
     referee.stop()
     n = passes[0]
     released.set()
@@ -153,7 +154,7 @@ def test_maintenance_from_the_network_never_stops_a_clock(hall, tmp_path):
     text = game(moves=6, start=2000)
     d, released, passes = _held_device(hall, "t1", text)
     wait_for(lambda: passes[0] >= 1, 30, "t1's first pass")
-    m = protocol.maintenance()
+    m = hostframes.maintenance()
     referee = client(hall, "referee")
     send(referee, ALL, [m])
     if seal is not None:

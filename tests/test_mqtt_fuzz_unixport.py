@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from hallclock.vboard import unixport as mpunix
 from hallclock_fw import mqtt, protocol, seal
+from hallclock import hostframes
 
 KEY = "00112233445566778899aabbccddeeff"
 HALL_KEY = "ffeeddccbbaa99887766554433221100"
@@ -81,9 +82,9 @@ def publish(topic, payload, qos=0, pid=b"\x00\x01"):
 
 CONNACK = b"\x20\x02\x00\x00"
 SUBACK = b"\x90\x04\x00\x01\x00\x00"
-FRAMES = [protocol.ack("cafe0001", 3), protocol.command(3), protocol.command(4),
-          protocol.command(0), protocol.maintenance(), protocol.round_number(2, 0),
-          protocol.configure("scrabble", "move_s=60"), protocol.who()]
+FRAMES = [hostframes.ack("cafe0001", 3), hostframes.command(3), hostframes.command(4),
+          hostframes.command(0), hostframes.maintenance(), hostframes.round_number(2, 0),
+          hostframes.configure("scrabble", "move_s=60"), protocol.who()]
 
 raw = st.binary(max_size=300)
 any_packet = st.builds(packet, st.integers(0, 255), st.binary(max_size=200))
@@ -168,7 +169,7 @@ class Broker:
             assert first == 0x82
             self.ctr += 1
             if marker is None:
-                marker = protocol.resend("cafe%04x" % (self.ctr & 0xFFFF), self.ctr)
+                marker = hostframes.resend("cafe%04x" % (self.ctr & 0xFFFF), self.ctr)
             conn.sendall(SUBACK + publish(DOWN, seal.seal(MAC, b"D", marker, SID,
                                                           10 ** 14 + self.ctr)))
             self.line(proc, repr(marker)[2:-3])
@@ -225,7 +226,7 @@ def test_the_driver_ends_cleanly(rig):
     """Runs after the fuzz: the MicroPython process is alive and says BYE when
     the broker goes away (no traceback at any point)."""
     broker, proc = rig
-    broker.probe(proc, protocol.resend("ffffffff", 1))
+    broker.probe(proc, hostframes.resend("ffffffff", 1))
     out = broker.line(proc, "BYE")
     proc.wait(timeout=30)
     assert proc.returncode == 0, proc.stderr.read()

@@ -23,8 +23,9 @@ from hallclock.errors import BadInput  # noqa: E402
 from hallclock.link.logfile import read_records  # noqa: E402
 from hallclock.net.mqtt import BrokerClient  # noqa: E402
 from hallclock_fw import mqtt, protocol  # noqa: E402
+from hallclock import hostframes
 from hallclock_fw.netlink import topic  # noqa: E402
-from hallclock_fw.whytext import words
+from hallclock.net.whytext import words
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +56,7 @@ def down(c):
 ALL = topic(HALL, "all", "down")
 FORGED_HELLO = protocol.hello("0badf00d", "t2", "scrabble", "1")
 FORGED_EVENT = protocol.event("0badf00d", 1, 0, 0, 0, 0, 0, 0, "scrabble:move_s=120")
-FORGED_PRESS = protocol.command(3)  # START, as the referee would send it
+FORGED_PRESS = hostframes.command(3)  # START, as the referee would send it
 
 
 def firmware_connect(hall, user, password):
@@ -158,7 +159,7 @@ def test_clock_cannot_write_any_down(hall, watchers):
     rogue = client(hall, "t1")
     for t in (down("t2"), ALL, down("t1")):
         rogue.publish(t, FORGED_PRESS)
-        rogue.publish(t, protocol.ack("0000cafe", 99))
+        rogue.publish(t, hostframes.ack("0000cafe", 99))
     ups, downs = _settle(rogue, up("t1"), watchers)
     rogue.stop()
     assert ups == [] and downs == []
@@ -167,9 +168,9 @@ def test_clock_cannot_write_any_down(hall, watchers):
 def test_clock_cannot_read_another_clocks_down(hall):
     spy = client(hall, "t1", [down("t2"), down("t1"), ALL])
     logger = client(hall, "logger")
-    secret = protocol.ack("0000cafe", 7)
+    secret = hostframes.ack("0000cafe", 7)
     logger.publish(down("t2"), secret)
-    mark = protocol.ack("0000cafe", 8)
+    mark = hostframes.ack("0000cafe", 8)
     logger.publish(down("t1"), mark)
     got = []
     wait_for(lambda: got.extend(spy.messages()) or any(p == mark for _t, p in got), 60,
@@ -198,7 +199,7 @@ def _settle_viewer(viewer, referee, watchers):
     after it, a referee marker on all/down (allowed) closes the window."""
     viewer.client.disconnect()
     ups, downs = watchers
-    mark = protocol.command(4)  # GONG on all/down: the referee's right
+    mark = hostframes.command(4)  # GONG on all/down: the referee's right
     referee.publish(ALL, mark)
     wait_for(lambda: any(p == mark for _t, p in downs.seen()), 60, "the referee's GONG")
     logger = client_cache["logger"]

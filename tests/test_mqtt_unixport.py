@@ -20,7 +20,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 from mqttrig import HALL, HALLCLOCK, Hall, clock_records, game, reference, wait_for  # noqa: E402
 
-from hallclock.vboard import heapmodel, unixport as mpunix  # noqa: E402
+from hallclock.vboard import bootheap, unixport as mpunix  # noqa: E402
 from hallclock.link.logfile import read_records  # noqa: E402
 
 
@@ -88,7 +88,7 @@ def test_every_mode_on_the_network_in_a_boards_heap_gives_the_cpython_log(
     """Each mode's game (the heap bench's, 3 minutes and Scrabble's play-out)
     on the hall network, its unix-port process held to a board of
     NET_HEAP_KIB: the log is the one CPython writes over a pty."""
-    text, pairs = heapmodel.long_game(mode, minutes=3)
+    text, pairs = bootheap.long_game(mode, minutes=3)
     log = tmp_path / "t1.jsonl"
     lg = hall.start_logger(log, clocks=["t1"])
     p = subprocess.Popen(device_cmd(hall, "t1", script(text), "0000cafe", mode=mode,

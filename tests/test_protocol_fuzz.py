@@ -11,6 +11,7 @@ from hallclock.link.logfile import LogWriter, read_records
 from hallclock.vboard.vdev.runner import Runner
 from hallclock import catalog
 from hallclock_fw import link as link_mod, protocol
+from hallclock import hostframes
 from hallclock_fw.events import BTN_A, EV_BOOT, EV_END, EV_GONG, EV_PRESS, EV_TURN, EV_WARN
 from hallclock_fw.link import DeviceLink
 from hallclock_fw.settings import parse
@@ -29,13 +30,13 @@ VALID = [
     protocol.event("0000beef", 5, 130000, EV_PRESS, 0, 1, 128500, 0),
     protocol.event("0000beef", 6, 140000, EV_END, 0, 0, 0, 0),
     protocol.gap("0000beef", 3),
-    protocol.ack("0000beef", 4),
-    protocol.resend("0000beef", 2),
+    hostframes.ack("0000beef", 4),
+    hostframes.resend("0000beef", 2),
     protocol.who(),
-    protocol.command(BTN_A),
-    protocol.restore("scrabble", SETTINGS, 5, 0, 45000, 0, 0, -1, -1, 0),
-    protocol.configure("scrabble", SETTINGS),
-    protocol.round_number(3, 0),
+    hostframes.command(BTN_A),
+    hostframes.restore("scrabble", SETTINGS, 5, 0, 45000, 0, 0, -1, -1, 0),
+    hostframes.configure("scrabble", SETTINGS),
+    hostframes.round_number(3, 0),
 ]
 
 

@@ -10,7 +10,7 @@ from hallclock.vboard import device as virtual
 from hallclock.link.hostlink import HostLink
 from hallclock.link.logfile import LogWriter, read_records
 from hallclock.vboard.vdev import pump
-from hallclock_fw import protocol
+from hallclock import hostframes
 from hallclock_fw.settings import parse
 
 GAME = """\
@@ -103,6 +103,6 @@ def test_stop_ends_the_pump(tmp_path):
 
 def test_the_network_pace_reads_the_newest_ack():
     sid = "0000abcd"
-    data = protocol.ack(sid, 3) + b"noise\n" + protocol.ack(sid, 7) + protocol.ack(sid, 5)
+    data = hostframes.ack(sid, 3) + b"noise\n" + hostframes.ack(sid, 7) + hostframes.ack(sid, 5)
     assert pump.acked_in(data, 0) == 7
     assert pump.acked_in(b"A 0000abcd 9 zz\n", 4) == 4  # a bad frame acknowledges nothing

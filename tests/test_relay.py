@@ -12,7 +12,7 @@ from faultproxy import wait_for
 from hallclock.hall import relay as hall_mod
 from hallclock.vboard import device as virtual
 from hallclock.vboard.vdev.runner import RUNNING, Runner
-from hallclock_fw import protocol
+from hallclock import hostframes
 from hallclock_fw.events import BTN_GONG, BTN_PAUSE, BTN_START
 from hallclock_fw.settings import parse
 
@@ -230,7 +230,7 @@ def test_relay_resends_start_to_a_silent_table_only():
     hall = lg.links[0].on_record
     hall({"event": "boot", "mode": "scrabble"})
     hall({"event": "gong", "kind": "start", "t_ms": 500})
-    start = protocol.command(BTN_START)
+    start = hostframes.command(BTN_START)
     assert [p.sent for p in lg.ports[1:]] == [[start]] * 3
     lg.links[1].on_record({"event": "gong", "kind": "start", "t_ms": 510})
     lg.links[2].on_record({"event": "gong", "kind": "start", "t_ms": 511})
@@ -254,13 +254,13 @@ def test_relay_maps_hall_events_to_buttons():
         hall(rec)
     assert lg.ports[1].sent == []  # each table gives its own ten-minute and end gongs
     hall({"event": "gong", "kind": "manual"})
-    assert lg.ports[1].sent == [protocol.command(BTN_GONG)]
+    assert lg.ports[1].sent == [hostframes.command(BTN_GONG)]
     lg2 = _FakeLogger(1)
     hall_mod.Relay(lg2)
     for rec in ({"event": "boot", "mode": "duplicate"}, {"event": "dup_start", "move": 1},
                 {"event": "pause", "player": None}, {"event": "announce", "left_s": 60}):
         lg2.links[0].on_record(rec)
-    assert lg2.ports[1].sent == [protocol.command(BTN_START), protocol.command(BTN_PAUSE)]
+    assert lg2.ports[1].sent == [hostframes.command(BTN_START), hostframes.command(BTN_PAUSE)]
 
 
 @pytest.mark.parametrize("args, words", [

@@ -22,7 +22,7 @@ from hallclock.views.roundreport import referee_log_of
 from hallclock.scenario import parse_text
 from hallclock.link.transport import pty_pair
 from hallclock.vboard.device import make_runner
-from hallclock_fw import protocol
+from hallclock import hostframes
 from hallclock_fw.events import BTN_GONG
 from hallclock_fw.settings import parse
 
@@ -59,7 +59,7 @@ def test_start_late_join_and_retries_on_a_fake_hall(tmp_path):
     rc.service()
     assert all(p.sent == [] for p in lg.ports)  # nothing before the start
     rc.start()
-    assert [p.sent for p in lg.ports] == [[protocol.round_number(2, 0)]] * 3
+    assert [p.sent for p in lg.ports] == [[hostframes.round_number(2, 0)]] * 3
     for link in lg.links[1:]:
         link.current = None  # t2 and t3 go quiet (off) for now
     assert rc.start() is False  # one start per round
@@ -78,10 +78,10 @@ def test_start_late_join_and_retries_on_a_fake_hall(tmp_path):
     now[0] = 1754.0
     lg.links[1].current = Session("b2", "t2", "scrabble")  # its hello
     rc.service()
-    assert lg.ports[1].sent[-1] == protocol.round_number(2, 754000)
+    assert lg.ports[1].sent[-1] == hostframes.round_number(2, 754000)
     now[0] += roundctl.RETRY_S + 0.5
     rc.service()  # no round event yet: asked again, with the time as it is now
-    assert lg.ports[1].sent[-1] == protocol.round_number(2, 755500)
+    assert lg.ports[1].sent[-1] == hostframes.round_number(2, 755500)
     lg.links[1].on_record({"clock": "t2", "session": "b2", "event": "round", "round": 2,
                            "elapsed_ms": 755500, "t_ms": 1600})
     n = len(lg.ports[1].sent)
@@ -119,7 +119,7 @@ def test_a_port_heard_only_after_the_start_is_told_then():
     now[0] = 12.5
     lg.links[0].current = Session("a", "t1", "scrabble")
     rc.service()
-    assert lg.ports[0].sent == [protocol.round_number(5, 12500)]
+    assert lg.ports[0].sent == [hostframes.round_number(5, 12500)]
     for _ in range(20):
         now[0] += roundctl.RETRY_S + 0.01
         rc.service()
@@ -144,8 +144,8 @@ def test_console_actions_reach_the_clocks(tmp_path):
     side.write({"clock": "referee", "seq": 3, "t_ms": 6, "event": "referee_action",
                 "action": "gong", "session": "r1", "host_time": host_time()})
     rc.service()
-    assert [p.sent for p in lg.ports] == [[protocol.round_number(4, 0),
-                                           protocol.command(BTN_GONG)]] * 2
+    assert [p.sent for p in lg.ports] == [[hostframes.round_number(4, 0),
+                                           hostframes.command(BTN_GONG)]] * 2
     side.write({"clock": "referee", "seq": 4, "t_ms": 7, "event": "referee_action",
                 "action": "start", "round": 9, "session": "r1", "host_time": host_time()})
     rc.service()

@@ -14,6 +14,7 @@ from hypothesis import given, settings, strategies as st
 from hallclock.vboard import unixport as mpunix
 from hallclock.net.seal import ClockSeal, host_ms, seal_all
 from hallclock_fw import mqtt, protocol, seal
+from hallclock import hostframes
 from hallclock_fw.netlink import _ALL_WINDOW_MS, NetLink
 
 KEY = "00112233445566778899aabbccddeeff"
@@ -64,7 +65,7 @@ def test_hmac_inside_micropython_agrees_with_cpython():
 
 
 def test_a_sealed_frame_opens_only_with_its_key_and_direction():
-    frame = protocol.ack("0000cafe", 7)
+    frame = hostframes.ack("0000cafe", 7)
     msg = seal.seal(MAC, b"D", frame, SID, 123)
     assert msg.startswith(frame[:-1] + b"~0a0b0c0d~123~") and msg.endswith(b"\n")
     assert seal.open_sealed(MAC, b"D", msg) == (frame, SID, 123)
@@ -136,22 +137,22 @@ def test_the_clock_seals_what_it_sends_with_a_rising_counter():
 
 def test_the_clock_takes_a_fresh_host_frame_once():
     net = link()
-    ack = seal.seal(MAC, b"D", protocol.ack("0000cafe", 2), SID, 1000)
+    ack = seal.seal(MAC, b"D", hostframes.ack("0000cafe", 2), SID, 1000)
     net._message(DOWN, ack)
-    assert inbox(net) == protocol.ack("0000cafe", 2) and net.refused == 0
+    assert inbox(net) == hostframes.ack("0000cafe", 2) and net.refused == 0
     net.inbox[:] = b""
     net._message(DOWN, ack)  # the same message again: a replay
-    net._message(DOWN, seal.seal(MAC, b"D", protocol.ack("0000cafe", 3), SID, 999))  # older
+    net._message(DOWN, seal.seal(MAC, b"D", hostframes.ack("0000cafe", 3), SID, 999))  # older
     assert net.refused == 2 and inbox(net) == protocol.who()  # the host hears a hello
-    net._message(DOWN, seal.seal(MAC, b"D", protocol.ack("0000cafe", 3), SID, 1001))
-    assert inbox(net).endswith(protocol.ack("0000cafe", 3))
+    net._message(DOWN, seal.seal(MAC, b"D", hostframes.ack("0000cafe", 3), SID, 1001))
+    assert inbox(net).endswith(hostframes.ack("0000cafe", 3))
 
 
 def test_the_clock_refuses_forged_and_earlier_boot_frames():
     t = [0]
     net = link(t)
-    frames = [protocol.ack("0000cafe", 9), protocol.command(3), protocol.configure(
-        "scrabble", "move_s=60"), protocol.restore("scrabble", "", 1, 2)]
+    frames = [hostframes.ack("0000cafe", 9), hostframes.command(3), hostframes.configure(
+        "scrabble", "move_s=60"), hostframes.restore("scrabble", "", 1, 2)]
     for f in frames:
         net._message(DOWN, f)  # unsealed
         net._message(DOWN, seal.seal(HALL_MAC, b"D", f, SID, 5))  # another key
@@ -167,24 +168,24 @@ def test_the_clock_refuses_forged_and_earlier_boot_frames():
 
 def test_maintenance_is_never_taken_from_the_network():
     net = link()
-    net._message(DOWN, seal.seal(MAC, b"D", protocol.maintenance(), SID, host_ms()))
-    net._message(ALL, seal.seal(HALL_MAC, b"A", protocol.maintenance(), "all", host_ms()))
+    net._message(DOWN, seal.seal(MAC, b"D", hostframes.maintenance(), SID, host_ms()))
+    net._message(ALL, seal.seal(HALL_MAC, b"A", hostframes.maintenance(), "all", host_ms()))
     assert net.refused == 2 and b"M" not in inbox(net)
 
 
 @pytest.mark.parametrize("frame, taken", [
-    (protocol.command(3), True),  # START
-    (protocol.command(4), True),  # GONG
-    (protocol.command(2), True),  # PAUSE
-    (protocol.round_number(3, 0), True),
-    (protocol.command(0), False),  # a player's button: never from the referee
-    (protocol.command(1), False),
-    (protocol.command(3, long=True), False),
-    (protocol.ack("0000cafe", 5), False),
-    (protocol.resend("0000cafe", 1), False),
+    (hostframes.command(3), True),  # START
+    (hostframes.command(4), True),  # GONG
+    (hostframes.command(2), True),  # PAUSE
+    (hostframes.round_number(3, 0), True),
+    (hostframes.command(0), False),  # a player's button: never from the referee
+    (hostframes.command(1), False),
+    (hostframes.command(3, long=True), False),
+    (hostframes.ack("0000cafe", 5), False),
+    (hostframes.resend("0000cafe", 1), False),
     (protocol.who(), False),
-    (protocol.configure("scrabble", "move_s=60"), False),
-    (protocol.restore("scrabble", "", 1, 2), False),
+    (hostframes.configure("scrabble", "move_s=60"), False),
+    (hostframes.restore("scrabble", "", 1, 2), False),
 ])
 def test_all_down_carries_only_the_referees_signals(frame, taken):
     net = link()
@@ -194,7 +195,7 @@ def test_all_down_carries_only_the_referees_signals(frame, taken):
 
 def test_all_down_refuses_forged_replayed_and_stale_signals():
     net = link()
-    start = protocol.command(3)
+    start = hostframes.command(3)
     now = host_ms()
     net._message(ALL, start)  # unsealed
     net._message(ALL, seal.seal(MAC, b"A", start, "all", now))  # a clock's key, not the hall's
@@ -228,7 +229,7 @@ def test_the_host_takes_each_clock_message_once():
     # a new boot of the clock's link: the host talks to it from then on
     assert s.open_up(seal.seal(MAC, b"U", hello, "11111111", 1)) == hello
     assert s.sid == "11111111"
-    down = s.seal_down(protocol.ack("0000cafe", 1) + protocol.who())
+    down = s.seal_down(hostframes.ack("0000cafe", 1) + protocol.who())
     assert [seal.open_sealed(MAC, b"D", m)[1] for m in down] == ["11111111"] * 2
     a, b = (seal.open_sealed(MAC, b"D", m)[2] for m in down)
     assert b > a
@@ -305,9 +306,9 @@ def test_a_viewer_opens_by_shape_and_sends_nothing():
 
 
 def test_the_referees_signal_is_sealed_with_the_hall_key():
-    msg = seal_all({"hall_key": HALL_KEY}, protocol.command(4))
+    msg = seal_all({"hall_key": HALL_KEY}, hostframes.command(4))
     frame, sid, ctr = seal.open_sealed(HALL_MAC, b"A", msg)
-    assert frame == protocol.command(4) and sid == "all" and ctr > 1_700_000_000_000
+    assert frame == hostframes.command(4) and sid == "all" and ctr > 1_700_000_000_000
 
 
 def test_a_host_that_knows_no_link_session_yet_is_answered_with_a_hello():
@@ -315,7 +316,7 @@ def test_a_host_that_knows_no_link_session_yet_is_answered_with_a_hello():
     of it but asks for its hello, after which the host's frames are taken."""
     host = ClockSeal(MAC)
     net = link()
-    for m in host.seal_down(protocol.ack("0000cafe", 4)):
+    for m in host.seal_down(hostframes.ack("0000cafe", 4)):
         net._message(DOWN, m)
     assert inbox(net) == protocol.who() and net.refused == 1
     sent = []
@@ -323,9 +324,9 @@ def test_a_host_that_knows_no_link_session_yet_is_answered_with_a_hello():
     connected(net).write(protocol.hello("0000cafe", "t1", "scrabble", "1"))
     assert host.open_up(sent[0]) is not None and host.sid == SID
     net.inbox[:] = b""
-    for m in host.seal_down(protocol.ack("0000cafe", 4)):
+    for m in host.seal_down(hostframes.ack("0000cafe", 4)):
         net._message(DOWN, m)
-    assert inbox(net) == protocol.ack("0000cafe", 4) and net.refused == 1
+    assert inbox(net) == hostframes.ack("0000cafe", 4) and net.refused == 1
 
 
 def test_broker_config_writes_each_clock_its_own_key_and_the_hall_key(tmp_path):

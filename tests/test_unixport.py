@@ -135,6 +135,7 @@ def test_device_command_on_the_unix_port(tmp_path):
     every event, so the device ends when the host has them all."""
     from hallclock.link.transport import pty_pair, read_fd
     from hallclock_fw import protocol
+    from hallclock import hostframes
     script = tmp_path / "g.txt"
     script.write_text("0 press START\n2000 press B\n30000 press A\n40000 end\n")
     master, slave, path = pty_pair()
@@ -157,7 +158,7 @@ def test_device_command_on_the_unix_port(tmp_path):
                 tokens = protocol.check(protocol.unframe(line + b"\n"))
                 if tokens and tokens[0] == "E":
                     events.append(tokens)
-                    os.write(master, protocol.ack(tokens[1], int(tokens[2])))
+                    os.write(master, hostframes.ack(tokens[1], int(tokens[2])))
         _out, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:

@@ -52,7 +52,6 @@ from binascii import crc32  # on the ESP32 port and the VMs we test with
 from .events import EV_COUNT
 
 MAX_LINE = const(160)
-EVENT_INTS = const(4)  # integer values carried by every event frame
 MAX_VALUES = const(12)  # integers a restore frame carries at most (a core's snapshot)
 PROTO = "2"  # the frame grammar of docs/protocol.md; a host refuses one it does not know
 _INT_MAX = const(2147483647)  # integers on the wire fit 32 bits on every port
@@ -137,8 +136,7 @@ def gap(sid, first):
 
 # -- host -> device ------------------------------------------------------
 # W and L the clock builds itself (netlink.py); the host's other frames (A R C
-# S K N M I) are built in hostframes.py, which the clock never imports: the
-# names below reach them (``protocol.ack(sid, seq)``), on the host only.
+# S K N M I) are built by the host (hallclock.hostframes).
 def who():
     return frame(b"W")
 
@@ -146,12 +144,6 @@ def who():
 def lost():
     """The L frame: the hall network's last will of a clock (docs/network.md)."""
     return frame(b"L")
-
-
-def __getattr__(name):
-    """The host's frame builders (hostframes.py), by their names here."""
-    from . import hostframes
-    return getattr(hostframes, name)
 
 
 # -- checking and decoding -------------------------------------------------

@@ -1,13 +1,12 @@
 """The clock's front panel: buttons, buzzer, player LEDs, hall output and the
 two displays, put together from drivers.  The app talks only to this."""
-from ..display import BLANK, render, render_playout, shown_s
+from ..display import render, render_playout, shown_s
 from ..signals import (
     OUT_BOTH_LEDS, OUT_BUZZER, OUT_HALL, OUT_LED, PatternPlayer, signal_for)
 from micropython import const
 
 from ..core.timing import ticks_diff
 
-_BLANKED = const(-(1 << 29))  # "shown" value of a blanked display
 _NEVER = const(-(1 << 29) + 1)  # nothing sent yet
 _PLAYOUT = const(-(1 << 29) + 10)  # "shown" value of play-out step s: _PLAYOUT - s
 
@@ -75,15 +74,6 @@ class Panel:
         buf = self.digits[side]
         render_playout(step, buf)
         disp.show(buf, False)
-
-    def blank(self, side):
-        disp = self.displays[side]
-        if disp is not None and self.shown[side] != _BLANKED:
-            self.shown[side] = _BLANKED
-            buf = self.digits[side]
-            for i in range(4):
-                buf[i] = BLANK
-            disp.show(buf, False)
 
 
 def build_panel(button_pins, buzzer_pwm, led_pins, hall_pin, displays, now):

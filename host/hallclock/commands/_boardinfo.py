@@ -109,7 +109,7 @@ RESEND_S = 0.5  # the frame again this often: noise on the line may eat one
 def ask_console(path, wait_s=3.0):
     """Send the M frame until the REPL answers or ``wait_s`` passes; returns
     what was seen: "handed back", "repl" (no clock was running) or None."""
-    from hallclock_fw import protocol
+    from .. import hostframes
 
     from ..link.transport import Port
     port = Port(path)
@@ -124,7 +124,7 @@ def ask_console(path, wait_s=3.0):
                 # a line end first: it ends whatever junk the line holds (a
                 # half frame, mpremote's Ctrl-C), so the frame is a line of its
                 # own; at a REPL its CR is an empty command and brings a prompt
-                port.write(b"\r\n" + protocol.maintenance())
+                port.write(b"\r\n" + hostframes.maintenance())
                 port.drain()
                 next_send = now + RESEND_S
             seen += port.read()

@@ -5,8 +5,6 @@ import sys
 from ..errors import BadInput
 
 GROUP = "prepare"  # the director's task (hallclock.cliopts.GROUPS)
-STATUS_TEXT = {"taken": "taken", "refused": "REFUSED", "no answer": "NO ANSWER",
-               "not asked": "not asked"}
 
 
 def register(sub):

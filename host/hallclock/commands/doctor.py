@@ -33,6 +33,7 @@ def answer(lines_in, send, wait, wait_s):
     (``lines_in()`` -> new lines, ``wait(s)`` sleeps until input); returns
     (hello tokens or None, health record or None)."""
     from hallclock_fw import protocol
+    from .. import hostframes
 
     from .. import catalog
     from ..link.health import health_fields
@@ -43,7 +44,7 @@ def answer(lines_in, send, wait, wait_s):
     while time.monotonic() < end and (hello is None or health is None):
         now = time.monotonic()
         if now >= next_ask:
-            send(b"\r\n" + protocol.who() + protocol.info())
+            send(b"\r\n" + protocol.who() + hostframes.info())
             next_ask = now + ASK_AGAIN_S
         for line in lines_in():
             tokens = protocol.check(protocol.unframe(line))

@@ -21,6 +21,7 @@ import selectors
 import time
 
 from hallclock_fw import protocol
+from .. import hostframes
 
 from .. import catalog
 from ..link.transport import Port
@@ -120,7 +121,7 @@ def configure(paths, mode, settings_text, clocks=None, wait_s=3.0, clock=time.mo
         return got
 
     try:
-        _exchange(peers, protocol.configure(mode, settings_text), clocks, wait_s, clock, read)
+        _exchange(peers, hostframes.configure(mode, settings_text), clocks, wait_s, clock, read)
     finally:
         sel.close()
         for peer in peers:
@@ -169,7 +170,7 @@ def configure_broker(address, hall, credentials, mode, settings_text, clocks=Non
         return got
 
     try:
-        _exchange(peers, protocol.configure(mode, settings_text), None, wait_s, clock, read)
+        _exchange(peers, hostframes.configure(mode, settings_text), None, wait_s, clock, read)
     finally:
         net.stop()
     return _results(peers, None)

@@ -460,10 +460,10 @@ class BrokerSignals:
             net.stop()
 
     def gong(self):
-        from hallclock_fw import protocol
+        from .. import hostframes
         from hallclock_fw.events import BTN_GONG
-        self._publish(protocol.command(BTN_GONG))
+        self._publish(hostframes.command(BTN_GONG))
 
     def start(self, number):
-        from hallclock_fw import protocol
-        self._publish(protocol.round_number(number, 0))
+        from .. import hostframes
+        self._publish(hostframes.round_number(number, 0))

@@ -29,7 +29,7 @@ are comparable and the spread between tables' start times can be measured.
 import os
 import time
 
-from hallclock_fw import protocol
+from .. import hostframes
 from hallclock_fw.events import BTN_GONG, BTN_PAUSE, BTN_START
 
 from ..errors import BadInput, LinkError
@@ -108,7 +108,7 @@ class Relay:
             relay = relay_key(record, self.hall_mode)
             if relay is not None:
                 key, button = relay
-                frame = protocol.command(button)
+                frame = hostframes.command(button)
                 for t in self.tables:
                     t.send(frame)
                     t.want[key] = t.want.get(key, 0) + 1
@@ -152,7 +152,7 @@ class Relay:
                     continue  # given up: the table's log shows it never started
                 if key == "pause":
                     continue  # a toggle: a resend could undo a late one
-                t.send(protocol.command(button))
+                t.send(hostframes.command(button))
                 self.retries += 1
                 item[2] = now + RETRY_S
                 item[3] = tries + 1

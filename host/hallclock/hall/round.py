@@ -30,6 +30,7 @@ import os
 import time
 
 from hallclock_fw import protocol
+from .. import hostframes
 from hallclock_fw.events import BTN_GONG
 
 from ..link.logfile import JsonlTail
@@ -44,7 +45,7 @@ LINKS_EVERY_S = 1.0  # the link status file for the console is rewritten this of
 
 def round_frame(number, elapsed_ms):
     """The firmware's own frame for 'round N started elapsed_ms ago'."""
-    return protocol.round_number(number, elapsed_ms)
+    return hostframes.round_number(number, elapsed_ms)
 
 
 class _Seen:
@@ -166,7 +167,7 @@ class RoundControl:
         return True
 
     def gong(self):
-        frame = protocol.command(BTN_GONG)
+        frame = hostframes.command(BTN_GONG)
         for port in self.ports:
             port.write(frame)
         self.gongs += 1

@@ -8,6 +8,7 @@ import sys
 import time
 
 from hallclock_fw import protocol, settings as settings_mod
+from .. import hostframes
 from .. import catalog
 
 from .logfile import host_time, read_records
@@ -105,7 +106,7 @@ class HostLink:
             for sid in self.acks:
                 s = self.sessions[sid]
                 # only what is on disk: a full disk holds records back (logfile)
-                self.send(protocol.ack(sid, min(s.expected - 1,
+                self.send(hostframes.ack(sid, min(s.expected - 1,
                                                 self.writer.durable_seq(s.clock, sid))))
             self.acks.clear()
         if self.stored:
@@ -179,7 +180,7 @@ class HostLink:
                 now = self.time()
                 if now - s.asked > RESEND_ASK_S:
                     s.asked = now
-                    self.send(protocol.resend(sid, s.expected))
+                    self.send(hostframes.resend(sid, s.expected))
                 return
             self._store(s, tokens)
         elif kind == "G":
@@ -235,7 +236,7 @@ class HostLink:
         self.stored.append(record)  # the live views hear of it
         self.power_losses += 1
         if sent is not None:
-            s.restore = protocol.restore(mode, stext, *values)
+            s.restore = hostframes.restore(mode, stext, *values)
             # before the ack of the hello: the clock takes it before its first move
             self.poll()
 

@@ -22,6 +22,7 @@ import threading
 import time
 
 from hallclock_fw import protocol
+from .. import hostframes
 from hallclock_fw.netlink import topic
 
 from .broker import clocks_of, load_credentials
@@ -555,7 +556,7 @@ def send_signal(address, hall, credentials, button, long=False, tls=None, user="
     net = BrokerClient(address, creds[user], tls=tls).start()
     try:
         info = net.client.publish(topic(hall, "all", "down"),
-                                  seal_all(creds[user], protocol.command(button, long), user))
+                                  seal_all(creds[user], hostframes.command(button, long), user))
         info.wait_for_publish(timeout=5)
     finally:
         net.stop()

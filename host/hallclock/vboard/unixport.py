@@ -19,7 +19,7 @@ whose GC heap is N KiB": the process gets ``N * ratio + harness`` bytes (and
 ``HARNESS_GC_BYTES`` for the harness's garbage between two collections),
 where, per mode, ``ratio`` is the firmware's live heap after boot on the
 64-bit unix port over the same on the 32-bit webassembly port (the same boot
-steps, hallclock.vboard.heapmodel) and ``harness`` is the unix device's heap after
+steps, hallclock.vboard.bootheap) and ``harness`` is the unix device's heap after
 boot beyond the firmware's.  Both are measured, once per firmware digest
 (``calibration``, cached beside the .mpy tree; ``make bench`` measures them
 again); without node (no webassembly VM) the fixed ``WORD_SCALE`` and
@@ -72,9 +72,10 @@ def device_tree():
     source inside the VM would take heap a board never spends), cached by
     the sources' digest."""
     from .mpvm.checks import build_mpy
-    from .mpvm.files import (FIRMWARE, VDEV, firmware_mpy, package_inits, source_digest,
-                             vdev_folder)
-    key = source_digest(FIRMWARE) + source_digest(VDEV)
+    from .mpvm.checks import compile_mpy
+    from .mpvm.files import (FIRMWARE, HOSTFRAMES, HOSTFRAMES_PATH, VDEV, firmware_mpy,
+                             package_inits, source_digest, vdev_folder)
+    key = source_digest(FIRMWARE) + source_digest(VDEV) + source_digest(HOSTFRAMES)
     root = Path(os.environ.get("HALLCLOCK_CACHE", Path(tempfile.gettempdir()) /
                                "hallclock-mpy-cache")) / ("unix-" + key)
     if not (root / ".complete").exists():
@@ -89,6 +90,10 @@ def device_tree():
             raise HallclockError("the virtual device does not compile: " + result.errors[0])
         for name in package_inits():
             (tmp / name).write_text("")
+        error = compile_mpy(HOSTFRAMES, tmp / HOSTFRAMES_PATH.replace(".py", ".mpy"),
+                            "hallclock.hostframes")
+        if error:
+            raise HallclockError("the host's frames do not compile: " + error)
         (tmp / ".complete").write_text("")
         try:
             os.replace(tmp, root)
@@ -138,12 +143,12 @@ def calibration(refresh=False):
     firmware's live heap after boot on 32 bits (webassembly VM; with the
     qstr pools a board allocates for its names) and 64 bits (this port), on
     the serial link and on the hall network, the same boot steps
-    (hallclock.vboard.heapmodel); the ratio is of the objects alone (both
+    (hallclock.vboard.bootheap); the ratio is of the objects alone (both
     ports' pools allocated before the firmware).  Cached per firmware digest."""
     import hashlib
     root = device_tree()
-    from . import heapmodel
-    how = hashlib.sha256(Path(heapmodel.__file__).read_bytes()).hexdigest()[:12]
+    from . import bootheap
+    how = hashlib.sha256(Path(bootheap.__file__).read_bytes()).hexdigest()[:12]
     path = root.parent / ("calib-%s-%s.json" % (root.name, how))
     if not refresh and path.exists():
         try:
@@ -153,8 +158,8 @@ def calibration(refresh=False):
     out = {}
     for link in ("serial", "wifi"):
         for mode in ("scrabble", "duplicate", "backgammon"):
-            f32 = heapmodel.game(mode, link, boot_only=True)
-            b64 = heapmodel.boot64(mode, root, binary(), link)["after_boot"]
+            f32 = bootheap.boot_figures(mode, link)
+            b64 = bootheap.boot64(mode, root, binary(), link)["after_boot"]
             out[_key(mode, link)] = {"ratio": round(b64 / f32["after_boot_no_pools"], 4),
                                      "firmware_32": f32["after_boot"], "firmware_64": b64}
     tmp = path.with_name(path.name + ".%d" % os.getpid())

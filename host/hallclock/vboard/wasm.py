@@ -153,7 +153,7 @@ def import_heap(serial_only=False):
 
 STEADY_STATE = """
 import gc, micropython
-from hallclock_fw import protocol
+from hallclock import hostframes
 from hallclock_fw.app import App
 from hallclock_fw.core.timing import ticks_add
 from hallclock_fw.events import BTN_B
@@ -173,7 +173,7 @@ app = App(panel, uart, 'scrabble', parse('scrabble', []), 'vm', '00000001', star
 app.press(BTN_B, start)          # A's move 1 runs: a 120 s limit
 app.step(start)
 uart.take()
-uart.feed(protocol.ack('00000001', app.link.seq))   # the host has every event
+uart.feed(hostframes.ack('00000001', app.link.seq))   # the host has every event
 app.step(start)
 now = start
 n = 0

@@ -63,6 +63,7 @@ import time
 from datetime import datetime
 
 from hallclock_fw import protocol, settings as settings_mod
+from .. import hostframes
 from hallclock_fw.app import App
 from hallclock_fw.core.timing import ticks_add, ticks_diff
 from hallclock_fw.display import render, render_playout
@@ -161,11 +162,6 @@ class RecordingPanel(Panel):
         self._text(side, buf, False)
         self.ms[side] = None
         self.steps[side] = step
-
-    def blank(self, side):
-        self.texts[side] = "    "
-        self.ms[side] = None
-        self.steps[side] = None
 
 
 class _NoLink:
@@ -531,7 +527,7 @@ class Model:
         values = self.snapshot(t_ms, hall_t_ms)
         if values is None:
             return None
-        return protocol.restore(self.mode, settings_mod.format_text(self.mode, self.settings),
+        return hostframes.restore(self.mode, settings_mod.format_text(self.mode, self.settings),
                                 *values)
 
 

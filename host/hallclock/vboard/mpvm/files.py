@@ -2,7 +2,8 @@
 ``.mpy`` files mpy-cross builds (the same compiler and flags as ``make
 firmware``), cached by the sources' digest, and the virtual-device package
 (``hallclock.vboard.vdev``, MicroPython-compatible) at its own dotted place, so the
-same ``import`` lines work inside the VM as on the host."""
+same ``import`` lines work inside the VM as on the host; beside it the host's
+frame builders (``hallclock.hostframes``), whose C frame the runner sends."""
 import hashlib
 import os
 import tempfile
@@ -14,11 +15,14 @@ from .checks import build_mpy
 FIRMWARE = Path(__import__("hallclock_fw").__file__).resolve().parent
 VDEV = Path(__file__).resolve().parents[1] / "vdev"  # the package's folder on the host
 VDEV_PACKAGE = "hallclock.vboard.vdev"  # ... and its dotted name, in the VM as here
+HOSTFRAMES = VDEV.parents[1] / "hostframes.py"  # hallclock/hostframes.py, in the VM as here
+HOSTFRAMES_PATH = "hallclock/hostframes.py"
 
 
 def source_digest(root):
+    """The digest of a folder's modules (or of one module)."""
     h = hashlib.sha256()
-    for p in sorted(root.rglob("*.py")):
+    for p in [root] if root.is_file() else sorted(root.rglob("*.py")):
         h.update(str(p.relative_to(root)).encode())
         h.update(p.read_bytes())
     return h.hexdigest()[:16]
@@ -60,6 +64,7 @@ def vdev_sources():
     files = package_inits()
     for p in sorted(VDEV.glob("*.py")):
         files[f"{vdev_folder()}/{p.name}"] = p.read_text()
+    files[HOSTFRAMES_PATH] = HOSTFRAMES.read_text()
     return files
 
 

@@ -10,7 +10,6 @@ happens exactly at the next deadline, button edge or action: ``period=None``)
 or runs with jittered periods ``(lo, hi)`` ms from a fixed pseudo-random
 sequence, the same on every interpreter.
 """
-from hallclock_fw import protocol
 from hallclock_fw.core.timing import ticks_add, ticks_diff
 from hallclock_fw.events import BUTTON_NAMES
 from hallclock_fw.hw.device import hand_back, health_state, make_app, one_pass
@@ -152,8 +151,9 @@ class Runner:
             self.app.end(self.now())
         elif action == "command" or action == "command-long":
             # a press the host sends over the link (the hall relays START, GONG)
+            from hallclock.hostframes import command  # a VM has it too (mpvm/files.py)
             code = BUTTON_NAMES.index(arg)
-            self.uart.feed(protocol.command(code, action == "command-long"))
+            self.uart.feed(command(code, action == "command-long"))
 
     def _edge(self, t, pin, level):
         e = (t, pin, level)

@@ -1,32 +1,26 @@
-"""The heap model (docs/micropython.md "The heap model"): the clock's GC heap
-on 32-bit sizes against the ESP32's first 56 000-byte area (docs/benchmarks.md,
-bench/heap32.py), and the calibration of the unix port's ``--heap-kib``
-(``calibration``).  ``game``: every mode,
-on the serial link and on Wi-Fi with MQTT connected, through a 40-minute game
-with a 5-minute host outage (minutes 20-25: nothing acknowledged, the ring
-filling, resends and hellos).
+"""The firmware's heap after boot on 32 and on 64 bits: the calibration of
+the unix port's ``--heap-kib`` (``hallclock.vboard.unixport.calibration``,
+docs/micropython.md "The heap model"), and the start of the heap bench's
+game (bench/heap32.py: every mode, on the serial link and on Wi-Fi, through a
+40-minute game against the ESP32's first 56 000-byte area).
 
 Inside the webassembly VM (32-bit words, the same .mpy files as the board)
-garbage is collected only between two requests.  So the game runs one
-request per interval between two of the firmware's own collections: a
-request runs passes of the loop until ``hw.device.idle_collect`` (the
-firmware's policy) says it would collect, and reads ``gc.mem_alloc()`` there:
-the heap's peak of that interval, live plus garbage, just before our
-collection.  The top-level collection after the request is that collection.
-
-Every allowance is measured in the same run, never a constant:
+garbage is collected only between two requests; the driver (``DRIVER``)
+runs one request per interval between two of the firmware's own
+collections.  The boot steps (``boot_steps``) run one request each; the
+live heap after each, less that before, is the step's share.  Every
+allowance is measured in the same run, never a constant:
 
 * the VM's own heap before anything is imported (the interpreter; a board
   has its own at boot, counted in the figures as ``vm_base``);
 * the harness: the scenario runner's modules and the scenario's own actions
-  (live), and the garbage each request makes by itself (the compiled request
-  and the bytes it carries: a calibration request of the same length that
-  runs nothing);
-* on Wi-Fi the fake broker socket and its buffers (harness).
+  (live), and the runner's fakes;
+* the qstr pools a board allocates for the firmware's own names
+  (``pool_bytes``).
 
 The same boot steps run in the 64-bit unix port (``boot64``): their ratio is
 the word-size scale of ``--heap-kib`` and the unix device's heap beyond them
-its harness (``calibration``, measured once per firmware digest).
+its harness (``unixport.calibration``, measured once per firmware digest).
 """
 import json
 import os
@@ -34,14 +28,12 @@ import subprocess
 import sys
 import tempfile
 
-GC_AREA = 56000
 # Names interned in the VM's base step, so that its qstr pools (20, 40, ...
 # 1 280 entries) are all allocated before the firmware is imported: the
 # harness's names (runner, fakes, driver, ~200) then never move a pool's
 # allocation into a measured step, and the pools a board needs for the
 # firmware's own names are charged from the firmware's count (``pool_bytes``).
 QSTR_FILL = 1300
-OUTAGE = (20 * 60000, 25 * 60000)  # the host hears nothing, says nothing
 
 # The driver inside the VM (MicroPython): the Runner with the real firmware,
 # the serial FakeUART or a NetLink on a fake broker socket.
@@ -155,60 +147,6 @@ def calibrate(feed):
 KEY = "1f" * 16  # the bench clock's key (its own topics, both ways)
 HALL_KEY = "2e" * 16  # the hall's (all/down)
 SID = "b32a0001"  # the bench clock's link session (fixed: the same figures every run)
-
-
-class FakeBroker:
-    """The broker's and the host's side of the clock's MQTT bytes, in CPython.
-    The packets are split by the firmware's own ``mqtt.split`` (the one MQTT
-    reader of the project), the frames opened and the host's acks sealed by
-    the firmware's own ``seal`` under the clock's key, as a host does
-    (hallclock.net.seal.ClockSeal)."""
-
-    def __init__(self):
-        from hallclock_fw import seal
-        self.seal = seal
-        self.mac = seal.Mac(seal.key_bytes(KEY))
-        self.buf = b""
-        self.down_ctr = 0
-        self.up_ctr = 0
-        self.refused = 0
-
-    def take(self, raw, out_frames):
-        """The replies (bytes) to what the clock sent; the frames it published
-        (opened, with their newline) appended to ``out_frames``."""
-        from hallclock_fw import mqtt
-        buf = self.buf + raw
-        replies = b""
-        while True:
-            head, n = mqtt.split(buf, len(buf))
-            if head <= 0:
-                break
-            first, body = buf[0], buf[head:head + n]
-            buf = buf[head + n:]
-            kind = first >> 4
-            if kind == 1:  # CONNECT
-                replies += b"\x20\x02\x00\x00"
-            elif kind == 8:  # SUBSCRIBE (id 1): the clock's two topics, QoS 0 granted
-                replies += b"\x90\x04" + body[:2] + b"\x00\x00"
-            elif kind == 12:  # PINGREQ
-                replies += b"\xd0\x00"
-            elif kind == 3:  # PUBLISH (QoS 0): a sealed frame on the clock's up topic
-                tl = (body[0] << 8) | body[1]
-                got = self.seal.open_sealed(self.mac, b"U", bytes(body[2 + tl:]))
-                if got is None or got[1] != SID or got[2] <= self.up_ctr:
-                    self.refused += 1
-                    continue
-                self.up_ctr = got[2]
-                out_frames.append(got[0])
-        if head < 0:
-            raise RuntimeError("the clock sent a packet MQTT does not allow: %r" % buf[:40])
-        self.buf = buf
-        return replies
-
-    def down(self, frame):
-        """A host frame as the message on the clock's down topic."""
-        self.down_ctr += 1
-        return self.seal.seal(self.mac, b"D", frame, SID, self.down_ctr)
 
 
 def long_game(mode, minutes=40):
@@ -338,39 +276,6 @@ def qstr_figures(text):
     return out
 
 
-def esp32_image_names():
-    """The names a stock ESP32 image has built in, as far as its stubs tell
-    (PyPI ``micropython-esp32-stubs``, made on a board from each built-in
-    and frozen module's attributes): every ``def``, ``class`` and attribute
-    name they list.  On the board those are ROM qstrs, so a firmware name
-    among them takes no pool entry there (the VM interns it: its image
-    lacks ``machine``, ``network``, the frozen ``umqtt``...).  On the safe
-    side: a parameter of a ``def`` split over lines does not count (a C
-    function's keywords are qstrs, its positional parameters are not), nor
-    a word in a docstring."""
-    import re
-    from importlib import metadata
-    head = re.compile(r"\s*(?:def|class)\s+([A-Za-z_]\w*)|\s*([A-Za-z_]\w*)\s*[:=]")
-    names = set()
-    for f in metadata.distribution("micropython-esp32-stubs").files or ():
-        if not str(f).endswith(".pyi"):
-            continue
-        depth = 0  # open brackets: inside them a line is a parameter, not a name
-        doc = False  # inside a docstring: words, not names
-        for line in f.read_text().splitlines():
-            m = head.match(line) if depth == 0 and not doc else None
-            if m:
-                names.add(m.group(1) or m.group(2))
-            if (line.count('"""') + line.count("'''")) % 2:
-                doc = not doc
-            if doc:
-                continue
-            code = line.split("#", 1)[0]
-            depth += sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
-            depth = max(depth, 0)
-    return names
-
-
 def pool_table(figures):
     """{pools: (capacity in names, bytes of that many pools)}, from the VM's
     own qstr_info while the base step interned its fill names one by one."""
@@ -465,7 +370,7 @@ def _scenario(mode, minutes):
 
 def boot64(mode, tree, binary, link="serial"):
     """The boot steps in the 64-bit unix port (its collections work inside a
-    script): the same shares as ``game``'s, on 64-bit sizes.  ``tree`` and
+    script): the same shares as ``boot32``'s, on 64-bit sizes.  ``tree`` and
     ``binary``: the unix port's device tree and interpreter (vboard.unixport,
     which calls this: the arrow points one way)."""
     actions, values = _scenario(mode, 3)
@@ -493,149 +398,56 @@ def boot64(mode, tree, binary, link="serial"):
     return _shares(live)
 
 
-def game(mode, link, minutes=40, outage=OUTAGE, boot_only=False, trace=None):
-    """One mode on one link: the heap figures (32-bit, harness taken out);
-    ``trace``: a list that gets (ms, heap, passes, bytes out, bytes in) of
-    every interval."""
-    from hallclock_fw import protocol
-    from hallclock_fw.mqtt import _packet, _str
-    from hallclock_fw.netlink import topic
-
+def open_vm():
+    """The webassembly VM with the firmware, the driver and the board's
+    built-in modules' stand-ins, for ``boot32``."""
     from .mpvm import VMProcess
+    return VMProcess(_files(), "", obj_expr=None, timeout=600, heap_bytes=1 << 20,
+                     fix_errno=False)
+
+
+def boot32(vm, mode, link, minutes=40):
+    """The boot steps in ``vm`` (``open_vm``), the clock set for the steady
+    game of ``minutes`` (``long_game``): (the figures, 32-bit, harness taken
+    out; the steps' live heaps, names and name sets, and the qstr pool table
+    that a game run on in the same VM reads)."""
     actions, values = _scenario(mode, minutes)
-    wifi = link == "wifi"
     fig = {"mode": mode, "link": link}
-    with VMProcess(_files(), "", obj_expr=None, timeout=600, heap_bytes=1 << 20,
-                   fix_errno=False) as vm:
-        def qstrs():
-            return qstr_figures(vm.exec("import micropython\nmicropython.qstr_info()"))[-1][1]
 
-        def interned():
-            out = vm.exec("import micropython\nmicropython.qstr_info(1)")
-            return set(ln.strip()[2:-1] for ln in out.splitlines()
-                       if ln.strip().startswith("Q(") and ln.strip().endswith(")"))
-        live = {}
-        names = {"vm_start": qstrs()}  # the runner's own names: a board's main.py's stand-in
-        sets = {"vm_start": interned()}
-        for label, step in boot_steps(mode, link, actions, values):
-            out = vm.exec(step)
-            live[label] = vm.heap_live()
-            names[label] = qstrs()
-            sets[label] = interned()
-            if label == "base":
-                table = pool_table(qstr_figures(out))
-        vm.exec("del _f, _c\n")
-        fig.update(_shares(live))
-        # the names the clock interns (its modules, the App built), without
-        # the VM's stand-ins of the board's built-in modules and the harness's
-        fw_names = names["vm_start"] + (names["firmware_modules"] - names["base"]) \
-            + (names["booted"] - names["scenario_objects"])
-        pools, n_pools = pool_bytes(table, fw_names)
-        fig.update({"qstr_firmware": fw_names, "qstr_pools": n_pools,
-                    "qstr_pool_bytes": pools, "qstr_pool_table": table,
-                    "after_boot_no_pools": fig["after_boot"]})
-        fig["after_boot"] += pools
-        if boot_only:
-            return fig
-        base = live["base"]
-        fw_modules = live["firmware_modules"]
-        harness_mods = live["harness_modules"]
-        scenario = live["scenario_objects"]
-        booted = live["booted"]
-        fakes = fig["fakes_and_runner"]
-        after_boot = fig["after_boot"]
-        calib = {}
-        down = topic("hall", "bench", "down").encode()
+    def qstrs():
+        return qstr_figures(vm.exec("import micropython\nmicropython.qstr_info()"))[-1][1]
 
-        def overhead(feed):
-            """The garbage of a request that runs nothing but carries ``feed``."""
-            key = len(feed)
-            if key not in calib:
-                live = vm.heap_live()
-                out = vm.exec("calibrate(%r)" % (feed,))
-                calib[key] = int(out.split("@@")[-1].split()[0]) - live
-            return calib[key]
+    def interned():
+        out = vm.exec("import micropython\nmicropython.qstr_info(1)")
+        return set(ln.strip()[2:-1] for ln in out.splitlines()
+                   if ln.strip().startswith("Q(") and ln.strip().endswith(")"))
+    live = {}
+    names = {"vm_start": qstrs()}  # the runner's own names: a board's main.py's stand-in
+    sets = {"vm_start": interned()}
+    table = None
+    for label, step in boot_steps(mode, link, actions, values):
+        out = vm.exec(step)
+        live[label] = vm.heap_live()
+        names[label] = qstrs()
+        sets[label] = interned()
+        if label == "base":
+            table = pool_table(qstr_figures(out))
+    vm.exec("del _f, _c\n")
+    fig.update(_shares(live))
+    # the names the clock interns (its modules, the App built), without
+    # the VM's stand-ins of the board's built-in modules and the harness's
+    fw_names = names["vm_start"] + (names["firmware_modules"] - names["base"]) \
+        + (names["booted"] - names["scenario_objects"])
+    pools, n_pools = pool_bytes(table, fw_names)
+    fig.update({"qstr_firmware": fw_names, "qstr_pools": n_pools,
+                "qstr_pool_bytes": pools, "qstr_pool_table": table,
+                "after_boot_no_pools": fig["after_boot"]})
+    fig["after_boot"] += pools
+    return fig, {"live": live, "names": names, "sets": sets, "table": table,
+                 "fw_names": fw_names, "qstrs": qstrs, "interned": interned}
 
-        peak = 0
-        peak_at = None
-        intervals = 0
-        outage_peak = 0
-        acked = 0
-        seen = 0
-        broker = FakeBroker() if wifi else None
-        feed = b""
-        live = booted
-        passes = 0
-        while True:
-            o = overhead(feed)
-            out = vm.exec("run(%r)" % (feed,))
-            words = out.split("@@")[-1].split()
-            used, st, ms, n, seq = (int(w) for w in words[:5])
-            try:
-                raw = bytes.fromhex(words[5]) if words[5] != "-" else b""
-            except ValueError:
-                raise RuntimeError(repr(out[-300:]))
-            passes += n
-            intervals += 1
-            # live heap at our last collection + this interval's garbage,
-            # less the request's own (calibrated) and the harness's live share
-            # (serial: the fake UART's outbox holds this request's output)
-            net = used - o - (harness_mods - fw_modules) - (scenario - harness_mods) - fakes \
-                - base - (0 if wifi else len(raw))
-            if trace is not None:
-                trace.append((ms, net, n, len(raw), len(feed)))
-            if net > peak:
-                peak, peak_at = net, ms
-            if outage[0] <= ms < outage[1] + 60000 and net > outage_peak:
-                outage_peak = net
-            frames = []
-            if wifi:
-                replies = broker.take(raw, frames)
-            else:
-                replies = b""
-                frames = [ln + b"\n" for ln in raw.split(b"\n") if ln]
-            for f in frames:
-                tokens = protocol.check(protocol.unframe(f))
-                if tokens and tokens[0] == "E":
-                    seen = max(seen, int(tokens[2]))
-            host = b""
-            if not (outage[0] <= ms < outage[1]) and seen > acked:
-                host = protocol.ack("0000b32a", seen)
-                acked = seen
-            if wifi:
-                # the broker's PUBLISH of the host's sealed frame (QoS 0)
-                feed = replies + (_packet(0x30, _str(down) + broker.down(host)) if host else b"")
-            else:
-                feed = host
-            if st == 1:  # DONE: the scenario ended and the host has every event
-                break
-            if ms > (minutes + 10) * 60000:
-                raise RuntimeError("the game did not end (status %d at %d ms)" % (st, ms))
-            live = vm.heap_live()
-        end_live = vm.heap_live()
-        # names interned during the game (the firmware's: the harness's
-        # requests use names interned before)
-        end_names = fw_names + qstrs() - names["fakes"]
-        end_pools, n_end = pool_bytes(table, end_names)
-        peak += end_pools
-        outage_peak += end_pools
-        # the same names as a set, and those a stock ESP32 image has built in
-        fw_set = sets["vm_start"] | (sets["firmware_modules"] - sets["base"]) \
-            | (sets["booted"] - sets["scenario_objects"]) | (interned() - sets["fakes"])
-        builtin = sorted(fw_set & esp32_image_names())
-        cap = table[n_end][0]
-        fig.update({"qstr_end": end_names, "qstr_pools_end": n_end,
-                    "qstr_pools_hold": cap, "qstr_headroom": cap - end_names,
-                    "qstr_counted": len(fw_set), "qstr_esp32_builtin": len(builtin),
-                    "qstr_esp32_builtin_names": builtin,
-                    "qstr_board_end": end_names - len(builtin),
-                    "qstr_board_headroom": cap - end_names + len(builtin)})
-        if wifi:  # messages refused by either end (a bad seal, a replay): none in a sound run
-            fig["host_refused"] = broker.refused
-            fig["clock_refused"] = int(vm.exec("print(R.uart.refused)").split()[-1])
-        fig.update({"peak": peak, "peak_at_ms": peak_at, "peak_in_outage": outage_peak,
-                    "margin": GC_AREA - peak, "after_boot_margin": GC_AREA - after_boot,
-                    "intervals": intervals, "passes": passes,
-                    "calibration": calib, "live_end": end_live - (booted - after_boot),
-                    "events": seq})
-    return fig
+
+def boot_figures(mode, link):
+    """``boot32``'s figures in a VM of their own (unixport.calibration)."""
+    with open_vm() as vm:
+        return boot32(vm, mode, link)[0]

@@ -1,9 +1,11 @@
 """The host's frames to a clock (A R C S K N M I; docs/protocol.md): the
-one implementation, built on protocol.frame, in a module the clock never
-imports (its names stay off the clock's heap).  They are reached as
-``protocol.ack(...)`` etc. (protocol.__getattr__) or from here.
+one implementation, built on the firmware's ``protocol.frame``.  The host
+package, not the firmware's: the clock only reads these frames, so a board
+never holds their builders.  MicroPython-compatible: the virtual device's
+runner sends a C frame with ``command`` inside the VMs too
+(``hallclock.vboard.mpvm.files`` puts this module beside it).
 """
-from .protocol import MAX_VALUES, frame
+from hallclock_fw.protocol import MAX_VALUES, frame
 
 
 def ack(sid, seq):
