@@ -19,7 +19,20 @@ class LinkError(HallclockError):
     exit_code = 1
 
 
-def one_line(text):
-    """A message as one printable line: control characters (a newline in a
-    file name, an escape sequence in a clock's name) shown escaped."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+def shown(text, lines=False):
+    """The one helper for anything from outside on a terminal (a clock's or a
+    hall's name, any string from a log, a frame or a lock file): control
+    characters shown escaped (``\\x1b``, ``\\n``), so a crafted name can neither
+    move the cursor, clear the screen, retitle the window nor forge a line of
+    its own.  ``lines``: the text's own line breaks are kept (each line
+    escaped).  Rich output takes no markup from such text either:
+    hallclock.views.terminal.console."""
+    if lines:
+        return "\n".join(shown(line) for line in str(text).split("\n"))
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+one_line = shown  # an error message as one printable line

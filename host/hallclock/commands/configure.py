@@ -2,7 +2,7 @@
 the laptop (checked first by the firmware's own settings module)."""
 import sys
 
-from ..errors import BadInput
+from ..errors import BadInput, shown
 
 GROUP = "prepare"  # the director's task (hallclock.cliopts.GROUPS)
 
@@ -90,7 +90,7 @@ def _print(results, REASON_TEXT):  # noqa: N803
             line = f"{clock or 'no clock'}{where}: NO ANSWER: {detail}"
         if status in ("refused", "no answer"):
             bad += 1
-        print(line, flush=True)
+        print(shown(line), flush=True)  # clock names from the clocks
     taken = sum(1 for r in results if r[2] == "taken")
     from ..views.words import plural
     print(f"configure: {plural(taken, 'clock')} took the settings, {bad} did not", flush=True)

@@ -38,7 +38,7 @@ def _earlier_demo(log):
 
 
 def cmd_demo(args):
-    from rich.console import Console
+    from ..views.terminal import console as Console
 
     from hallclock_fw.settings import parse
 

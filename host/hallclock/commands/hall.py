@@ -4,7 +4,7 @@ table (docs/hall.md)."""
 import os
 
 from ..cliopts import renamed
-from ..errors import BadInput
+from ..errors import BadInput, shown
 from ..views.modes import hall_modes
 
 MAX_REAL_S = 24 * 3600.0  # hall-simulate paces real time: a day at most
@@ -61,7 +61,7 @@ def cmd_hall(args):
         run_hall(logger, exit_on_end=args.exit_on_end, relay=relay)
     except KeyboardInterrupt:
         pass
-    print(summary(relay))
+    print(shown(summary(relay), lines=True))
     return 0
 
 

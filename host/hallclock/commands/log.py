@@ -2,7 +2,7 @@
 import sys
 
 from ..cliopts import renamed
-from ..errors import BadInput
+from ..errors import BadInput, shown
 
 GROUP = "run"  # the director's task (hallclock.cliopts.GROUPS)
 
@@ -131,7 +131,7 @@ def _log_hall_on_broker(args, address, clocks):
         run_hall(logger, exit_on_end=args.exit_on_end, relay=relay)
     except KeyboardInterrupt:
         pass
-    print(summary(relay))
+    print(shown(summary(relay), lines=True))
     print(f"hallclock log: {logger.stats()}", file=sys.stderr)
     from ..net.mqtt import check_stored
     check_stored(logger)

@@ -72,8 +72,10 @@ def resolve_port(spec):
 
 
 def cmd_ports(args):
-    from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
+
+    from ..views.terminal import console as Console
 
     if args.versions or args.port:  # each board's clock name and versions (boardinfo)
         from ._boardinfo import versions_lines
@@ -103,7 +105,8 @@ def cmd_ports(args):
         table.add_column(col)
     for device, chip, desc, ids in ports:
         table.add_row(device, ids or "-",
-                      f"[bold green]likely ESP32 ({chip})[/]" if chip else "-", desc)
+                      Text(f"likely ESP32 ({chip})", style="bold green") if chip else "-",
+                      desc)
     console.print(table)
     boards = likely_boards(ports)
     if len(boards) == 1:

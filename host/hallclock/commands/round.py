@@ -4,6 +4,7 @@ time); and the round's report (``hallclock report --round N LOG…``)."""
 import sys
 
 from ..errors import BadInput
+from ..errors import shown as escaped
 
 
 def register(sub):
@@ -93,7 +94,7 @@ def cmd_round_start(args):
 
     def show():
         while shown[0] < len(control.log):
-            print(control.log[shown[0]], flush=True)
+            print(escaped(control.log[shown[0]]), flush=True)  # names from the clocks
             shown[0] += 1
 
     try:
@@ -104,10 +105,10 @@ def cmd_round_start(args):
     show()
     missing = control.missing()
     from ..views.words import plural
-    print(f"round {args.number}: {plural(len(control.sessions), 'clock session')} heard, "
+    print(escaped(f"round {args.number}: {plural(len(control.sessions), 'clock session')} heard, "
           f"{control.late_sent} told late, {plural(control.gongs_heard, 'gong')} given by the "
           f"clocks, {plural(control.gongs, 'GONG')} sent by the referee"
-          + (f"; never took the round: {', '.join(missing)}" if missing else ""))
+          + (f"; never took the round: {', '.join(missing)}" if missing else "")))
     print(f"hallclock round: {logger.stats()}", file=sys.stderr)
     return 0 if control.started_at is not None else 1
 

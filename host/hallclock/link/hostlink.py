@@ -11,6 +11,7 @@ from hallclock_fw import protocol, settings as settings_mod
 from .. import hostframes
 from .. import catalog
 
+from ..errors import shown
 from .logfile import host_time, read_records
 from .health import health_fields
 
@@ -69,7 +70,7 @@ class HostLink:
         self.acks = {}  # sid -> True: sessions to acknowledge after the next flush
         self.stored = []  # records queued since the last send_acks (for on_record)
         self.refused = {}  # sid -> protocol version this host does not know (not acked)
-        self.say = lambda text: print("hallclock: " + text, file=sys.stderr)
+        self.say = lambda text: print("hallclock: " + shown(text), file=sys.stderr)
 
     # -- bytes in ------------------------------------------------------------
     def feed(self, data, flush=True):

@@ -5,7 +5,7 @@ import selectors
 import sys
 import time
 
-from ..errors import BadInput
+from ..errors import BadInput, shown
 from .hostlink import HostLink
 from .logfile import LogWriter
 from .transport import Port
@@ -50,7 +50,7 @@ class Logger:
             port.on_change = self._port_changed
         self.next_timers = 0.0
         self.disk_said = None  # when the full disk was last reported (monotonic), or None
-        self.say = lambda text: print(text, file=sys.stderr, flush=True)
+        self.say = lambda text: print(shown(text), file=sys.stderr, flush=True)
 
     # -- a full disk (logfile.LogWriter.flush) ------------------------------
     def disk_problem(self):

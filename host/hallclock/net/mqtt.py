@@ -26,7 +26,7 @@ from .. import hostframes
 from hallclock_fw.netlink import topic
 
 from .broker import clocks_of, load_credentials
-from ..errors import BadInput, HallclockError, LinkError
+from ..errors import BadInput, HallclockError, LinkError, shown
 from ..link.hostlink import HostLink, Session
 from ..link.logfile import LogWriter
 from ..link.logger import LINGER_MAX_S, LINGER_S, TIMERS_S, Logger
@@ -373,7 +373,7 @@ class BrokerLogger(Logger):
         self.foreign = 0  # hellos naming another clock than their topic
         # a full disk, as the serial logger meets it (Logger._say_disk, disk_problem)
         self.disk_said = None
-        self.say = lambda text: print(text, file=sys.stderr, flush=True)
+        self.say = lambda text: print(shown(text), file=sys.stderr, flush=True)
         self.unstored = 0  # records still only in memory when the logger closed
 
     def _add(self, clock):

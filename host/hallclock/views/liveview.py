@@ -18,6 +18,7 @@ poll of its ports (``Logger.run(on_poll=...)``).
 import sys
 import time
 
+from ..errors import shown
 from .model import Clocks, record_text
 from .modes import clock_text, view_for
 from .words import by_name, gong_name, playout_step, plural, warn_min_of
@@ -125,7 +126,7 @@ class LiveView:
         self.clock = clock
         self.out = out or sys.stdout
         if console is None:
-            from rich.console import Console
+            from .terminal import console as Console
             console = Console(file=self.out)
         self.console = console
         self.plain = (not console.is_terminal) if plain is None else plain
@@ -202,7 +203,7 @@ class LiveView:
                     self._line(f"link {port.path}: {state}")
 
     def _line(self, text):
-        print(text, file=self.out, flush=True)
+        print(shown(text), file=self.out, flush=True)  # names from the clocks: escaped
 
     # -- drawing -----------------------------------------------------------
     def render(self, now=None, width=None):
@@ -255,13 +256,13 @@ class LiveView:
             for text, kind in cells["state"]:
                 if state:
                     state.append(" ")
-                state.append(text, style=KIND_STYLE.get(kind, ""))
-            row = [c.name]
+                state.append(shown(text), style=KIND_STYLE.get(kind, ""))
+            row = [shown(c.name)]
             if wide:
                 row.append(port.path)
             row.append(Text(ls, style=LINK_STYLE.get(ls, "")))
             if wide:
-                row.append(cells["mode"])
+                row.append(shown(cells["mode"]))
             row += [Text(cells["A"], style=cells["styles"][0]),
                     Text(cells["B"], style=cells["styles"][1]),
                     Text(cells["runs"], style="dim" if cells["runs"] in ("ended", "–")
@@ -269,7 +270,7 @@ class LiveView:
                     cells["move"], state]
             if wide:
                 last = event_text(c.last_record, _warn_min(c)) if c.last_record else ""
-                row += [str(c.records), last]
+                row += [str(c.records), shown(last)]
             table.add_row(*row)
         for i in unheard:
             port, link = self.logger.ports[i], self.logger.links[i]
@@ -298,8 +299,8 @@ class LiveView:
         if hidden:
             parts.append(Text(" %s not shown (%s to %s): a taller terminal shows them, "
                               "and hallclock console --log %s every table" % (
-                                  plural(len(hidden), "more clock"), hidden[0].name,
-                                  hidden[-1].name, self.logger.writer.path),
+                                  plural(len(hidden), "more clock"), shown(hidden[0].name),
+                                  shown(hidden[-1].name), shown(self.logger.writer.path)),
                               style="bold yellow"))
         parts.append(Text(" " + " · ".join(counters), style="dim", no_wrap=True,
                           overflow="ellipsis"))
@@ -310,7 +311,7 @@ class LiveView:
         room = height - (len(clocks) + len(unheard) + (2 if hidden else 0)) - 6
         recent = self.recent[-max(0, min(len(self.recent), room)):] if room > 0 else []
         if recent:
-            parts.append(Text("\n".join(f" {c}: {t}" for c, t in recent), style="dim",
+            parts.append(Text("\n".join(shown(f" {c}: {t}") for c, t in recent), style="dim",
                               no_wrap=True, overflow="ellipsis"))
         parts.append(Text(" Ctrl-C stops logging", style="dim"))
         return Group(*parts)

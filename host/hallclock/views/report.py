@@ -14,10 +14,11 @@ accelerated simulation says so in the report's header (``time_note``)."""
 import csv
 from datetime import datetime
 
-from ..errors import BadInput
+from ..errors import BadInput, shown
 from .figures import (Break, Game, Move, claims, games_from_records, load_games,  # noqa: F401
                       load_log, pause_ms, players, skipped_text, totals, used_ms)
 from .modes import view_for
+from .terminal import styled
 from .words import gong_name, playout_letter, playout_step, plural
 
 
@@ -160,7 +161,7 @@ def write_csv(games, path, force=False):
 
 
 def _title(g):
-    return f"{g.clock} · {g.mode} · session {g.session}"
+    return shown(f"{g.clock} · {g.mode} · session {g.session}")
 
 
 NARROW = 110  # below this many columns: no end time column, the notes below the table
@@ -169,8 +170,9 @@ PIPE_WIDTH = 120  # the report's width in a file or a pipe (a terminal: its own)
 
 def report_console():
     """The report's console: a terminal's width, or PIPE_WIDTH in a file."""
-    from rich.console import Console
     import os
+
+    from .terminal import console as Console
     c = Console()
     if not c.is_terminal and not os.environ.get("COLUMNS"):
         c = Console(width=PIPE_WIDTH)
@@ -199,7 +201,7 @@ def print_report(games, console=None, header=True):
     narrow = console.width < NARROW
     note_ = time_note(games)
     if header and note_:
-        console.print(f"[yellow]{note_}[/yellow]")
+        console.print(styled(console, note_, "yellow"))
     for g in games:
         view = view_for(g.mode)
         table = Table(title=_title(g), title_justify="left", box=box.SIMPLE_HEAD,
@@ -256,8 +258,10 @@ def print_report(games, console=None, header=True):
             if s["breaks"]:
                 parts.append(f"{plural(s['breaks'], 'break')} for {fmt_short(s['break_ms'])}")
             if s["lost_on_time"]:
-                parts.append("[bold red]lost on time[/bold red]")
-            console.print(f"  {player}: " + ", ".join(parts))
+                parts.append("lost on time")
+            plain = f"  {player}: " + ", ".join(parts)
+            console.print(styled(console, plain, "bold red" if s["lost_on_time"] else "",
+                                 len(plain) - len("lost on time")))
         if hall:
             used = [m.used for m in g.counted_moves()]
             if used:
@@ -273,19 +277,20 @@ def print_report(games, console=None, header=True):
             console.print(f"  {gong.name} at {at}" +
                           (f", in move {gong.move}" if gong.move is not None else ""))
         for gap in g.gaps:
-            console.print(f"  [red]events {gap[0]}–{gap[1]} were lost on the device[/red]")
+            console.print(styled(console, f"  events {gap[0]}–{gap[1]} were lost on the device", "red", 2))
         if g.power_loss:
-            console.print("  [yellow]the clock lost power (or was reset) during this session"
-                          "[/yellow]")
+            console.print(styled(console, "  the clock lost power (or was reset) during this "
+                                 "session", "yellow", 2))
         elif not g.ended:
-            console.print("  [yellow]the session has no end record (still running, or cut off)"
-                          "[/yellow]")
+            console.print(styled(console, "  the session has no end record (still running, or "
+                                 "cut off)", "yellow", 2))
         if g.modelled:
-            console.print(f"  [yellow]not replayed on the clock's core ({g.modelled}): "
-                          "overtime from the log's used_ms[/yellow]")
+            console.print(styled(console, f"  not replayed on the clock's core ({g.modelled}): "
+                                 "overtime from the log's used_ms", "yellow", 2))
         elif g.mismatches:
-            console.print(f"  [yellow]{plural(len(g.mismatches), 'record')} the clock's core "
-                          f"does not explain (first: {g.mismatches[0].text})[/yellow]")
+            console.print(styled(console, f"  {plural(len(g.mismatches), 'record')} the clock's "
+                                 f"core does not explain (first: {g.mismatches[0].text})",
+                                 "yellow", 2))
     from ..link.health import print_health  # the clocks' own margins (health events)
     print_health(games, console)
 

@@ -21,9 +21,10 @@ import os
 from dataclasses import dataclass
 
 from . import figures, report
-from ..errors import BadInput
+from ..errors import BadInput, shown
 from .figures import restart_rule
 from ..link.logfile import read_records
+from .terminal import styled
 from .words import by_name, natural, playout_letter, playout_step, plural
 
 REASONS = ("challenge", "stop", "dispute", "referee", "break")
@@ -158,7 +159,7 @@ def print_round(n, tables, console=None, games=True):
     console = console or report.report_console()
     _print_summary(n, tables, console)
     if games:
-        console.print(f"[bold]The games of round {n}, table by table[/bold]")
+        console.print(styled(console, f"The games of round {n}, table by table", "bold"))
         report.print_report([g for tg in tables for g in tg.games], console, header=False)
 
 
@@ -181,10 +182,11 @@ def _print_summary(n, tables, console):
     tables = [tg for tg in tables if tg not in units]
     modes = sorted({tg.mode for tg in tables})
     note = report.time_note([g for tg in tables for g in tg.games])
-    console.print(f"[bold]Round {n}[/bold]: {plural(len(tables), 'table')}"
-                  + (f" of {modes[0]}" if len(modes) == 1 else ""))
+    console.print(styled(console, f"Round {n}: {plural(len(tables), 'table')}"
+                         + (f" of {shown(modes[0])}" if len(modes) == 1 else ""),
+                         "bold", 0, len(f"Round {n}")))
     if note:
-        console.print(f"[yellow]{note}[/yellow]")
+        console.print(styled(console, note, "yellow"))
     for tg in units:
         console.print(f"hall unit {tg.clock}: " + ", ".join(
             f"{gg.name} at {report.time_of_day(gg.at) or report.fmt_short(gg.t_ms)}"
@@ -233,8 +235,9 @@ def _print_summary(n, tables, console):
         console.print("No overtime in this round.")
     late = [tg for tg in tables if tg.end_gong_move is not None]
     if late:
-        console.print(f"[bold]Still playing at the end gong[/bold] (ČAS 16.3): "
-                      f"{plural(len(late), 'game')}")
+        console.print(styled(console, "Still playing at the end gong (ČAS 16.3): "
+                             f"{plural(len(late), 'game')}", "bold", 0,
+                             len("Still playing at the end gong")))
         for tg in late:
             steps = ", ".join(
                 (f"over after move {m}" if s == "over" else f"{playout_letter(s)} from move {m}")
