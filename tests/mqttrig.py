@@ -141,13 +141,14 @@ class Hall:
         return err
 
     # -- clocks ------------------------------------------------------------
-    def device(self, clock, text, sid="0000cafe", via=None, start=True, after_pass=None):
+    def device(self, clock, text, sid="0000cafe", via=None, start=True, after_pass=None,
+               pace=None):
         actions = scenario.parse_text(text, "<test>")
         runner = virtual.make_runner("scrabble", parse("scrabble", []), actions, clock=clock,
                                      sid=sid)
         address = via.address if via is not None else self.address
         net = mqtthost.device_link(address, HALL, clock, self.creds[clock])
-        d = virtual.DeviceThread(runner, net, silence_s=20, after_pass=after_pass)
+        d = virtual.DeviceThread(runner, net, pace=pace, silence_s=20, after_pass=after_pass)
         self.devices.append(d)
         if start:
             d.start()
@@ -279,3 +280,112 @@ class Proxy:
 def kill(p):
     p.send_signal(signal.SIGKILL)
     p.wait()
+
+
+# -- attack C: a stolen clock's flood beside a dense game (test and bench) --------
+class AckWatch:
+    """On a clock's NetLink: when each of its events first went out, when
+    the host's ack covering it came (real time): the longest wait."""
+
+    def __init__(self, net):
+        from hallclock_fw import protocol
+        self.first = {}  # seq -> monotonic time it was first written
+        self.acked = 0
+        self.longest = 0.0
+        write, take = net.write, net._take
+
+        def watched_write(data):
+            tokens = protocol.check(protocol.unframe(bytes(data)))
+            if tokens and tokens[0] == "E":
+                self.first.setdefault(int(tokens[2]), time.monotonic())
+            return write(data)
+
+        def watched_take(payload):
+            tokens = protocol.check(protocol.unframe(bytes(payload)))
+            if tokens and tokens[0] == "A":
+                now = time.monotonic()
+                seq = int(tokens[2])
+                for n in range(self.acked + 1, seq + 1):
+                    if n in self.first:
+                        self.longest = max(self.longest, now - self.first[n])
+                self.acked = max(self.acked, seq)
+            return take(payload)
+        net.write = watched_write
+        net._take = watched_take
+
+    def wait_s(self):
+        """The longest wait, counting events never acknowledged until now."""
+        now = time.monotonic()
+        open_waits = [now - t for n, t in self.first.items() if n > self.acked]
+        return max([self.longest] + open_waits)
+
+
+def peak_rss_kib(pid):
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def dense_game(moves=150, gap_ms=60):
+    return game(moves=moves, gap_ms=gap_ms)
+
+
+def flood_beside_a_game(hall, folder, n=60000, seconds=7.0, thief="t2", player="t1",
+                        text=None):
+    """Attack C: ``thief``'s cfg floods fresh sessions (tests/mqttflood.py,
+    its own process) while ``player`` plays ``text`` in real time under one
+    ``log --broker --exit-on-end``.  Figures: the player's longest wait for
+    an ack (s), the flood offered, the log, the logger's peak memory (KiB)
+    and its stats line."""
+    import json
+
+    from hallclock.vboard.vdev.pump import RealPace, mark
+    text = text or dense_game()
+    out = os.path.join(str(folder), "flood.jsonl")
+    p = self_logger = hall.start_logger(out, clocks=[player])
+    peak = [0]
+    watching = [True]
+
+    def sample():
+        while watching[0] and p.poll() is None:
+            kib = peak_rss_kib(p.pid)
+            if kib:
+                peak[0] = max(peak[0], kib)
+            time.sleep(0.05)
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    flooder = None
+    offered = {"sent": 0, "seconds": 0.0}
+    try:
+        if n:
+            here = os.path.dirname(os.path.abspath(__file__))
+            flooder = subprocess.Popen(
+                [sys.executable, os.path.join(here, "mqttflood.py"), hall.address[0],
+                 str(hall.address[1]), HALL, thief, hall.cred_file, str(n), str(seconds)],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            line = flooder.stdout.readline()  # the flood is under way
+            assert "started" in line, flooder.stderr.read()
+        d = hall.device(player, text, start=False, pace=RealPace(mark()))
+        watch = AckWatch(d.line)
+        d.start()
+        if flooder is not None:
+            line = flooder.stdout.readline()
+            flooder.wait(120)
+            assert line, "the flood failed: " + flooder.stderr.read()
+            offered = json.loads(line)
+        err = hall.wait_logger(self_logger, timeout=240)
+        d.join(60)
+    finally:
+        watching[0] = False
+        if flooder is not None and flooder.poll() is None:
+            flooder.kill()
+            flooder.wait()
+    sampler.join(5)
+    return {"wait_s": watch.wait_s(), "offered": offered, "log": out,
+            "logger_peak_kib": peak[0], "stats": err.strip().splitlines()[-1] if err else "",
+            "device": d}

@@ -422,3 +422,23 @@ def test_a_round_recorded_and_replayed_reaches_no_later_log(hall, tmp_path):
         assert d4.error is None and d4.result  # every event acknowledged
     finally:
         spy.stop()
+
+
+# -- C: a stolen clock's flood of sessions ---------------------------------------
+def test_a_stolen_clocks_flood_of_sessions_costs_another_clock_nothing(hall, tmp_path):
+    """Attack C (docs/network.md "Replays and floods"): with t2's cfg (its
+    password and key), 60 000 messages of fresh sealed sessions (a hello and
+    a boot each) in about 7 s while t1 plays a dense game in real time: t1's
+    log is its game as over a cable (no gap, nothing lost, every event
+    acknowledged), and t2 gets at most its budget of new sessions written."""
+    from mqttrig import clock_records, dense_game, flood_beside_a_game, reference
+    from hallclock.link.logfile import read_records
+    from hallclock.net import seal as hostseal
+    text = dense_game()
+    got = flood_beside_a_game(hall, tmp_path, n=60000, seconds=7.0, text=text)
+    assert got["offered"]["sent"] == 60000, got["offered"]  # the flood was offered
+    (tmp_path / "ref").mkdir()
+    assert clock_records(got["log"], "t1") == reference(tmp_path / "ref", "t1", text)
+    assert got["device"].error is None and got["device"].result
+    t2 = [r for r in read_records(got["log"]) if r.get("clock") == "t2"]
+    assert 0 < len(t2) <= 2 * hostseal.SESSION_BURST + 2, len(t2)  # a boot each, power losses

@@ -106,6 +106,10 @@ class ClockSeal:
     def open_up(self, payload):
         """The frame (bytes, with its newline) of a message on the clock's
         ``up``, or None (refused and counted)."""
+        if self.send is not None and not self._may_be_current(payload) and not self._refill():
+            # a session new to us while the clock's budget is spent: dropped before
+            # its seal is checked (a flood costs a search, not an HMAC)
+            return self._drop("over_budget")
         got = seal.open_sealed(self.mac, b"U", payload)
         if got is None:
             return self._drop()
@@ -141,13 +145,29 @@ class ClockSeal:
         self.sid = sid  # a new boot of the clock's link
         return frame
 
-    def _spend(self):
-        """One new session from the clock's budget (False: none left)."""
+    def _may_be_current(self, payload):
+        """True if the message names the current link session (or its shape
+        is not a sealed message's: the full check says what it is)."""
+        t = payload.rfind(b"~")
+        c = payload.rfind(b"~", 0, t)
+        s = payload.rfind(b"~", 0, c)
+        if s < 0:
+            return True
+        colon = payload.find(b":", s, c)
+        end = colon if colon > 0 else c
+        return payload[s + 1:end] == self.sid.encode()
+
+    def _refill(self):
+        """The clock's budget of new sessions, refilled: True if one is left."""
         now = self.time()
         self.budget = min(float(SESSION_BURST),
                           self.budget + (now - self.budget_at) / SESSION_EVERY_S)
         self.budget_at = now
-        if self.budget < 1.0:
+        return self.budget >= 1.0
+
+    def _spend(self):
+        """One new session from the clock's budget (False: none left)."""
+        if not self._refill():
             return False
         self.budget -= 1.0
         return True
