@@ -180,6 +180,7 @@ def stolen_clock(n=60000, seconds=7.0):
             hall.close()
         recs = read_records(got["log"])
         m = re.search(r"(\d+) bad lines dropped", got["stats"])
+        over = re.search(r"(\d+) over a clock's queue", got["stats"])
         out[label] = {
             "innocent_longest_ack_wait_ms": round(got["wait_s"] * 1000, 1),
             "innocent_records": sum(1 for r in recs if r.get("clock") == "t1"),
@@ -188,7 +189,7 @@ def stolen_clock(n=60000, seconds=7.0):
             "flooder_records_written": sum(1 for r in recs if r.get("clock") == "t2"),
             "flood_offered": got["offered"]["sent"],
             "flood_offered_s": got["offered"]["seconds"],
-            "logger_dropped": int(m.group(1)) if m else 0,
+            "logger_dropped": (int(m.group(1)) if m else 0) + (int(over.group(1)) if over else 0),
             "logger_peak_rss_kib": got["logger_peak_kib"],
             "logger_stats": got["stats"]}
         if out[label]["innocent_records"] == 0:

@@ -226,7 +226,7 @@ def test_netlink_backs_off_then_connects_and_says_hello():
     link.service(70010)
     mac = seal.Mac(seal.key_bytes(KEY))
     assert publish(b"hallclock/h/t1/up", seal.seal(mac, b"U", protocol.hello(
-        "0000cafe", "t1", "scrabble", "1"), "0a0b0c0d", 1)) in op.socks[-1].sent
+        "0000cafe", "t1", "scrabble", "1"), "0a0b0c0d:0", 1)) in op.socks[-1].sent  # echo 0: none yet
 
 
 def test_cfg_with_the_hall_network():

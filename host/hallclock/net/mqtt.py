@@ -38,6 +38,8 @@ KEEPALIVE_S = 15
 # one clock's messages a logger pass takes at most: the rest wait for the
 # next pass, so one clock's flood cannot hold another's ack (docs/network.md)
 PASS_SHARE = 64
+PUMP_READS = 16  # socket chunks an inline pass reads at most (what a flood sends meanwhile)
+TOPIC_NAMES_MAX = 4096  # topics whose decoded names are kept
 TOPIC_QUEUE_MAX = 4096  # messages of one topic held at most; beyond, dropped and counted
 RECV_CHUNK = 65536  # bytes taken from the broker's socket per recv (many messages)
 RECONNECT_MIN_S = 0.1
@@ -81,6 +83,21 @@ def _client_class():
         def buffered(self):
             """Bytes read from the socket that paho has not taken yet."""
             return max(0, len(self._rbuf) - self._rpos)
+
+        on_raw = None  # on_raw(topic bytes, payload bytes): QoS 0 without paho's message
+
+        def _handle_publish(self):
+            # a QoS 0 PUBLISH (all the hall's traffic) straight to the queue:
+            # paho's message object, log line and callback matching cost a
+            # flood's every message more than the logger's whole check
+            packet = self._in_packet["packet"]
+            if self.on_raw is not None and not self._in_packet["command"] & 0x06 \
+                    and len(packet) >= 2:
+                n = (packet[0] << 8) | packet[1]
+                if 2 + n <= len(packet):
+                    self.on_raw(bytes(packet[2:2 + n]), bytes(packet[2 + n:]))
+                    return mqtt.MQTTErrorCode.MQTT_ERR_SUCCESS
+            return mqtt.Client._handle_publish(self)
     _CLIENT.append(Client)
     return Client
 
@@ -124,6 +141,8 @@ class BrokerClient:
         self.client.on_connect = self._on_connect
         self.client.on_disconnect = self._on_disconnect
         self.client.on_message = self._on_message
+        self.client.on_raw = self._on_raw
+        self.names = {}  # topic bytes -> its name (str), decoded once
         self.client.on_subscribe = self._on_subscribe
 
     def _on_connect(self, client, _userdata, _flags, rc, _props):
@@ -153,17 +172,31 @@ class BrokerClient:
     def _on_disconnect(self, *_args):
         pass
 
+    def _on_raw(self, topic_bytes, payload):
+        name = self.names.get(topic_bytes)
+        if name is None:
+            try:
+                name = topic_bytes.decode()
+            except UnicodeDecodeError:
+                return  # no topic of ours
+            if len(self.names) < TOPIC_NAMES_MAX:
+                self.names[bytes(topic_bytes)] = name
+        self._queue(name, payload)
+
     def _on_message(self, _client, _userdata, msg):
-        q = self.queues.get(msg.topic)
+        self._queue(msg.topic, msg.payload)
+
+    def _queue(self, name, payload):
+        q = self.queues.get(name)
         if q is None:
-            q = self.queues.setdefault(msg.topic, collections.deque())
+            q = self.queues.setdefault(name, collections.deque())
         if len(q) >= TOPIC_QUEUE_MAX:
             self.overflow += 1  # one topic's flood holds bounded memory
             return
         # the reader takes the rest with the first (wait: pending); inline,
         # the reader is this thread
         wake = not q and not self.inline
-        q.append(msg.payload)
+        q.append(payload)
         if wake:
             try:
                 os.write(self.wfd, b"x")
@@ -241,7 +274,15 @@ class BrokerClient:
         rc = 0
         if ready or c.buffered():
             rc = c.loop_read()
-            while not rc and c.buffered() and c.socket() is not None:
+            reads = 1
+            # what the socket holds now, up to PUMP_READS chunks: a logger that
+            # read one chunk a pass fell behind one clock's flood, and every
+            # other clock's messages queued behind it in the broker's stream
+            while not rc and c.socket() is not None:
+                if not c.buffered():
+                    if reads >= PUMP_READS or not select.select([sock], [], [], 0)[0]:
+                        break
+                    reads += 1
                 rc = c.loop_read()
         if not rc and writable:
             rc = c.loop_write()
