@@ -442,3 +442,82 @@ def test_a_stolen_clocks_flood_of_sessions_costs_another_clock_nothing(hall, tmp
     assert got["device"].error is None and got["device"].result
     t2 = [r for r in read_records(got["log"]) if r.get("clock") == "t2"]
     assert 0 < len(t2) <= 2 * hostseal.SESSION_BURST + 2, len(t2)  # a boot each, power losses
+
+
+# -- B: a rogue broker replays a referee signal to a rebooted clock ---------------
+class Board:
+    """A clock's network link (the firmware's NetLink) on its board's flash,
+    as hw/wifi.link builds it: the referee's newest counter read at boot,
+    each signal's counter kept with the cfg's power-cut-safe save."""
+
+    def __init__(self, hall, flash, name="t1"):
+        import threading
+
+        from hallclock.vboard.vdev import netpump
+        from hallclock_fw.hw import cfgsave
+        from hallclock_fw.netlink import NetLink
+        cred = hall.creds[name]
+        self.net = NetLink(HALL, name, cred["user"], cred["password"],
+                           netpump.opener(*hall.address), netpump.ticks_ms,
+                           key=cred["key"], hall_key=cred["hall_key"],
+                           all_ctr=cfgsave.load_counter(flash),
+                           keep=lambda ctr: cfgsave.save_counter(flash, ctr))
+        self.ticks = netpump.ticks_ms
+        self.got = bytearray()
+        self.halt = False
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+        wait_for(self.net.connected, 60, f"{name} on the broker")
+
+    def _run(self):
+        buf = bytearray(512)
+        while not self.halt:
+            if self.net.any():
+                n = self.net.readinto(buf)
+                self.got.extend(buf[:n])
+            time.sleep(0.005)
+
+    def off(self):
+        """The power goes: no goodbye, the flash keeps what was saved."""
+        self.halt = True
+        self.thread.join(5)
+        self.net.client.close()
+
+
+def test_a_rogue_broker_replaying_an_old_start_to_a_rebooted_clock_is_refused(hall):
+    """Attack B (docs/network.md "Replays and floods"): a broker of the
+    rogue's (here the hall's, with every password: the rogue's broker has
+    them all) records the referee's START and PAUSE on all/down.  The clock
+    took them and reboots; no logger runs, so no host frame tells it the
+    time.  The recorded START and PAUSE replayed: refused (the counter of
+    the newest signal taken was kept in flash); the referee's next GONG is
+    taken."""
+    from hallclock.net.seal import seal_all
+    from hallclock.vboard.vdev.flash import FakeFlash
+    flash = FakeFlash()
+    rogue = BrokerClient(hall.address, hall.creds["t2"], [ALL]).start()  # reads all/down
+    board = Board(hall, flash)
+    referee = host(hall, "referee")
+    try:
+        start = seal_all(hall.creds["referee"], protocol.command(3))
+        pause = seal_all(hall.creds["referee"], protocol.command(2))
+        for m in (start, pause):
+            referee.publish(ALL, m)
+        wait_for(lambda: protocol.command(2) in board.got, 60, "START and PAUSE at the clock")
+        recorded = []
+        wait_for(lambda: recorded.extend(p for _t, p in rogue.messages()) or len(recorded) >= 2,
+                 60, "the rogue's recording")
+        assert recorded == [start, pause]
+        board.off()
+        board = Board(hall, flash)  # the reboot: a new link session, the same flash
+        for m in recorded:
+            referee.publish(ALL, m)  # the rogue's replay
+        gong = protocol.command(4)
+        referee.publish(ALL, seal_all(hall.creds["referee"], gong))
+        wait_for(lambda: gong in board.got, 60, "the referee's next GONG")
+        signals = [ln + b"\n" for ln in bytes(board.got).split(b"\n") if ln.startswith(b"C")]
+        assert signals == [gong] and board.net.refused == 2
+    finally:
+        board.off()
+        referee.stop()
+        rogue.stop()

@@ -345,3 +345,93 @@ def test_broker_config_writes_each_clock_its_own_key_and_the_hall_key(tmp_path):
     assert set(creds["referee"]) == {"user", "password", "hall_key"}
     for host in ("logger", "viewer"):
         assert set(creds[host]) == {"user", "password"}
+
+
+def test_the_referees_newest_counter_survives_a_reboot_and_a_power_cut_in_its_save():
+    """The clock keeps the newest all/down counter it took in flash
+    (hw/cfgsave.py save_counter, the cfg's save): read back at boot, a save
+    cut at any flash operation leaves the old counter or the new one."""
+    from hallclock.vboard.vdev.fakes import PowerCut
+    from hallclock.vboard.vdev.flash import FakeFlash
+    from hallclock_fw.hw import cfgsave
+    flash = FakeFlash()
+    assert cfgsave.load_counter(flash) == 0
+    saved = []
+    net = NetLink("h", "t1", "t1", "pw", lambda now: None, lambda: 0, key=KEY, hall_key=HALL_KEY,
+                  sid=SID, keep=lambda c: cfgsave.save_counter(flash, c) or saved.append(c))
+    first = host_ms()
+    net._message(ALL, seal.seal(HALL_MAC, b"A", protocol.command(3), "all", first))
+    assert saved == [first] and cfgsave.load_counter(flash) == first
+    # after the reboot: the same START again is refused, a newer one taken
+    net = NetLink("h", "t1", "t1", "pw", lambda now: None, lambda: 0, key=KEY, hall_key=HALL_KEY,
+                  sid="22222222", all_ctr=cfgsave.load_counter(flash))
+    net._message(ALL, seal.seal(HALL_MAC, b"A", protocol.command(3), "all", first))
+    assert net.refused == 1 and inbox(net) == b""
+    net._message(ALL, seal.seal(HALL_MAC, b"A", protocol.command(3), "all", first + 1))
+    assert inbox(net) == protocol.command(3)
+    # a power cut at every flash operation of the next save: old or new, never less
+    cuts = 0
+    while True:
+        flash.cut_after = cuts
+        try:
+            cfgsave.save_counter(flash, first + 5)
+        except PowerCut:
+            assert cfgsave.load_counter(flash) in (first, first + 5)
+            cuts += 1
+            continue
+        flash.cut_after = None
+        break
+    assert cuts >= 3 and cfgsave.load_counter(flash) == first + 5
+
+
+def test_broker_config_rotate_makes_a_new_hall_key_and_old_signals_are_refused(tmp_path):
+    """``broker-config --rotate`` (each tournament day): a new hall key in
+    credentials.json and every clock's cfg (the Wi-Fi the director filled in
+    kept; passwords and the clocks' own keys unchanged, so the broker runs
+    on); a clock on the new cfg refuses a START recorded under the old key
+    (docs/network.md "Replays and floods", attack B) and takes the referee's
+    new one."""
+    import json
+    import sys
+
+    from hallclock_fw.hw import config
+    out = tmp_path / "b"
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "hallclock", "broker-config", *args],
+                              capture_output=True, text=True, timeout=60)
+    r = cli("--hall", "open", "--clocks", "t1,t2", "--out", str(out), "--bind", "127.0.0.1")
+    assert r.returncode == 0, r.stderr
+    cfg1 = out / "clocks" / "t1.cfg"
+    cfg1.write_text(cfg1.read_text().replace("HALL-WIFI", "Hall-A"))
+    before = json.loads((out / "credentials.json").read_text())
+    old_start = seal_all(before["referee"], protocol.command(3))
+    r = cli("--rotate", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "deploy --cfg-dir" in r.stdout
+    after = json.loads((out / "credentials.json").read_text())
+    new_key = after["referee"]["hall_key"]
+    assert new_key != before["referee"]["hall_key"]
+    for name, entry in after.items():
+        assert entry["password"] == before[name]["password"]
+        assert entry.get("key") == before[name].get("key")
+        assert entry.get("hall_key") == (new_key if "hall_key" in before[name] else None)
+    for f in (out / "credentials.json", cfg1):
+        assert oct(os.stat(f).st_mode & 0o777) == "0o600"
+    text = cfg1.read_text()
+    assert "wifi_ssid = Hall-A" in text and not list(out.glob("**/*.new"))
+    net_cfg = config.parse(text, "x").net
+    assert net_cfg["hall_key"] == new_key and net_cfg["key"] == before["t1"]["key"]
+    net = NetLink("open", "t1", "t1", "pw", lambda now: None, lambda: 0, key=net_cfg["key"],
+                  hall_key=net_cfg["hall_key"], sid=SID)
+    net._message(b"hallclock/open/all/down", old_start)
+    assert net.refused == 1 and inbox(net) == b""
+    net._message(b"hallclock/open/all/down", seal_all(after["referee"], protocol.command(3)))
+    assert inbox(net) == protocol.command(3)
+    # --rotate only on a configuration there is, and without a new hall's options
+    r = cli("--rotate", "--out", str(tmp_path / "none"))
+    assert r.returncode == 2 and "broker-config --hall" in r.stderr and "Traceback" not in r.stderr
+    r = cli("--rotate", "--out", str(out), "--hall", "open")
+    assert r.returncode == 2 and "--rotate" in r.stderr
+    r = cli("--out", str(tmp_path / "c"))
+    assert r.returncode == 2 and "--hall" in r.stderr

@@ -196,6 +196,8 @@ class NetLink:
                 self.refused += 1
                 return
             self.all_ctr = ctr
+            if self.keep is not None:
+                self.keep(ctr)  # in flash: after a reboot no older signal is taken
         self._take(frame)
 
     def _take(self, payload):
@@ -255,7 +257,7 @@ class NetLink:
 
 
 def _build(self, hall, clock, user, password, opener, ticks, keepalive_s=_KEEPALIVE_S,
-           key=None, hall_key=None, sid=None):
+           key=None, hall_key=None, sid=None, all_ctr=0, keep=None):
     """``NetLink(...)``'s work (see the class)."""
     if key is None or hall_key is None:
         raise ValueError("the hall network needs the clock's key and the hall's key "
@@ -269,7 +271,8 @@ def _build(self, hall, clock, user, password, opener, ticks, keepalive_s=_KEEPAL
     self.sid = sid or _link_sid()  # this boot's link session
     self.sent = 0  # the counter of our last message (U)
     self.down_ctr = 0  # the host's counter last taken (D)
-    self.all_ctr = 0  # the referee's counter last taken (A)
+    self.all_ctr = all_ctr  # the referee's counter last taken (A), kept across reboots
+    self.keep = keep  # keep(ctr): the board saves a signal's counter taken (hw/wifi.py)
     self.refused = 0  # messages dropped: bad tag, stale, or not the sender's right
     self.took = 0  # messages from the broker looked at (the App's pass split, app.py)
     self.nudged = ticks_add(ticks(), -_NUDGE_MS)

@@ -117,8 +117,13 @@ def link(net, clock, ticks_ms):
     ``netlink.shed``); here, so that the serial clock does not carry the code
     that drops them (docs/micropython.md "Boot-only code")."""
     host, _, port = net["broker"].rpartition(":")
+    from . import cfgsave
+    saved = cfgsave.load_counter(cfgsave.BoardFiles())  # no START older than the last taken
+    del cfgsave
+    sys.modules.pop("hallclock_fw.hw.cfgsave", None)
     wifi = WifiLink(net["wifi_ssid"], net["wifi_password"], host, int(port), net["hall"], clock,
-                    net["user"], net["password"], ticks_ms, net["key"], net["hall_key"])
+                    net["user"], net["password"], ticks_ms, net["key"], net["hall_key"],
+                    saved, _keep_signal)
     if sys.implementation.name == "micropython":
         from . import esp32
         esp32.__dict__.pop("StdioLink", None)
@@ -129,11 +134,20 @@ def link(net, clock, ticks_ms):
     return wifi
 
 
+def _keep_signal(ctr):
+    """The referee's signal counter the link took, into flash (a few a round),
+    with the cfg's power-cut-safe save; the module only for the save."""
+    from . import cfgsave
+    cfgsave.save_counter(cfgsave.BoardFiles(), ctr)
+    del cfgsave
+    sys.modules.pop("hallclock_fw.hw.cfgsave", None)
+
+
 def _build(self, wifi_ssid, wifi_password, host, port, hall, clock, user, password, ticks,
-           key, hall_key):
+           key, hall_key, all_ctr=0, keep=None):
     """``WifiLink(...)``'s work (see the class)."""
     NetLink.__init__(self, hall, clock, user, password, self._open, ticks,
-                     key=key, hall_key=hall_key)
+                     key=key, hall_key=hall_key, all_ctr=all_ctr, keep=keep)
     self.wlan = network.WLAN(network.STA_IF)
     self.wlan.active(True)
     self.join = (wifi_ssid, wifi_password)

@@ -11,11 +11,15 @@ def register(sub):
     p = sub.add_parser("broker-config", group="prepare",
                        help="write a Mosquitto configuration for one hall "
                        "(credentials for every clock and host, each clock's hallclock.cfg)")
-    p.add_argument("--hall", required=True, metavar="NAME",
-                   help="the hall's name (part of every topic)")
-    p.add_argument("--clocks", required=True, metavar="NAME[,NAME...]",
-                   help="the clocks of the hall, comma-separated")
+    p.add_argument("--hall", default=None, metavar="NAME",
+                   help="the hall's name (part of every topic; required but with --rotate)")
+    p.add_argument("--clocks", default=None, metavar="NAME[,NAME...]",
+                   help="the clocks of the hall, comma-separated (required but with --rotate)")
     p.add_argument("--out", required=True, metavar="DIR", help="the folder to write")
+    p.add_argument("--rotate", action="store_true",
+                   help="a new hall key for the hall configured in --out (each tournament "
+                   "day): credentials.json and clocks/*.cfg; then put the cfg files on the "
+                   "clocks with 'hallclock deploy --cfg-dir DIR/clocks'")
     p.add_argument("--broker-port", type=int, default=1883, metavar="P",
                    help="the broker's own port (default 1883)")
     renamed(p, "--port", "--broker-port", "--port is always a serial port")
@@ -69,6 +73,19 @@ def _hall_options(p, user):
 
 def cmd_broker_config(args):
     from ..net import broker
+    if args.rotate:
+        if args.hall or args.clocks or args.tls_port is not None:
+            raise BadInput("--rotate changes the hall key of the configuration in --out "
+                           "only: leave out --hall, --clocks and --tls-port")
+        clocks = broker.rotate_hall_key(args.out)
+        print(f"a new hall key in {os.path.join(args.out, 'credentials.json')} and "
+              f"{len(clocks)} clocks' cfg files; the referee uses it at once. Next: "
+              f"hallclock deploy --cfg-dir {os.path.join(args.out, 'clocks')} (every "
+              "clock refuses the referee's signals until it has its new cfg)")
+        return 0
+    if args.hall is None or args.clocks is None:
+        raise BadInput("broker-config needs --hall NAME and --clocks NAME[,NAME...] "
+                       "(or --rotate, for a configuration already in --out)")
     clocks = broker.parse_clocks(args.clocks)
     tls = None
     if args.tls_port is not None:

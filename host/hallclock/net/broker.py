@@ -254,6 +254,58 @@ def write_config(out, hall, clocks, port=1883, bind=None, broker_host=None, tls=
     return creds
 
 
+def rotate_hall_key(out):
+    """``broker-config --rotate``: a new ``hall_key`` (the referee's signals on
+    all/down) for the hall configured in ``out``: in credentials.json (every
+    entry that holds one: the clocks' and the referee's) and in each clock's
+    clocks/<clock>.cfg, whose other lines (the Wi-Fi filled in) are kept.
+    Passwords and the clocks' own keys stay, so the broker runs on; the
+    clocks take the new key with ``hallclock deploy --cfg-dir DIR/clocks``.
+    A signal recorded under the old key is then refused by every clock.
+    Returns the clocks whose cfg was written."""
+    out = os.path.abspath(out)
+    path = os.path.join(out, "credentials.json")
+    if not os.path.exists(path):
+        raise BadInput(f"{out} holds no hall configuration (credentials.json): "
+                       "write it first with 'hallclock broker-config --hall ... --clocks ...'")
+    creds = load_credentials(path)
+    hall_key = secrets.token_hex(16)
+    clocks = []
+    for name, entry in creds.items():
+        if isinstance(entry, dict) and "hall_key" in entry:
+            entry["hall_key"] = hall_key
+            if name not in HOSTS:
+                clocks.append(name)
+    if not clocks:
+        raise BadInput(f"{path} has no hall_key: it was written by an older broker-config; "
+                       "write the hall's configuration again (broker-config)")
+    texts = {}
+    for c in clocks:
+        cfg = os.path.join(out, "clocks", c + ".cfg")
+        try:
+            with open(cfg, encoding="utf-8") as f:
+                lines = f.read().split("\n")
+        except OSError as exc:
+            raise BadInput(f"cannot read {cfg}: {exc.strerror}; nothing was changed") from None
+        keyed = [i for i, ln in enumerate(lines) if ln.split("=", 1)[0].strip() == "hall_key"]
+        if not keyed:
+            raise BadInput(f"{cfg} has no hall_key line; nothing was changed")
+        for i in keyed:
+            lines[i] = f"hall_key = {hall_key}"
+        texts[cfg] = "\n".join(lines)
+    # credentials.json first: a cut before the cfgs leaves the laptop on the new key,
+    # and --rotate run again writes every file anew
+    for target, text in [(path, json.dumps(creds, indent=2) + "\n")] + list(texts.items()):
+        tmp = target + ".new"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    return clocks
+
+
 def load_credentials(path, name=None):
     """credentials.json -> dict (one entry checked if ``name``)."""
     try:
