@@ -499,11 +499,11 @@ def test_a_rogue_broker_replaying_an_old_start_to_a_rebooted_clock_is_refused(ha
     board = Board(hall, flash)
     referee = host(hall, "referee")
     try:
-        start = seal_all(hall.creds["referee"], protocol.command(3))
-        pause = seal_all(hall.creds["referee"], protocol.command(2))
+        start = seal_all(hall.creds["referee"], hostframes.command(3))
+        pause = seal_all(hall.creds["referee"], hostframes.command(2))
         for m in (start, pause):
             referee.publish(ALL, m)
-        wait_for(lambda: protocol.command(2) in board.got, 60, "START and PAUSE at the clock")
+        wait_for(lambda: hostframes.command(2) in board.got, 60, "START and PAUSE at the clock")
         recorded = []
         wait_for(lambda: recorded.extend(p for _t, p in rogue.messages()) or len(recorded) >= 2,
                  60, "the rogue's recording")
@@ -512,7 +512,7 @@ def test_a_rogue_broker_replaying_an_old_start_to_a_rebooted_clock_is_refused(ha
         board = Board(hall, flash)  # the reboot: a new link session, the same flash
         for m in recorded:
             referee.publish(ALL, m)  # the rogue's replay
-        gong = protocol.command(4)
+        gong = hostframes.command(4)
         referee.publish(ALL, seal_all(hall.creds["referee"], gong))
         wait_for(lambda: gong in board.got, 60, "the referee's next GONG")
         signals = [ln + b"\n" for ln in bytes(board.got).split(b"\n") if ln.startswith(b"C")]

@@ -360,15 +360,15 @@ def test_the_referees_newest_counter_survives_a_reboot_and_a_power_cut_in_its_sa
     net = NetLink("h", "t1", "t1", "pw", lambda now: None, lambda: 0, key=KEY, hall_key=HALL_KEY,
                   sid=SID, keep=lambda c: cfgsave.save_counter(flash, c) or saved.append(c))
     first = host_ms()
-    net._message(ALL, seal.seal(HALL_MAC, b"A", protocol.command(3), "all", first))
+    net._message(ALL, seal.seal(HALL_MAC, b"A", hostframes.command(3), "all", first))
     assert saved == [first] and cfgsave.load_counter(flash) == first
     # after the reboot: the same START again is refused, a newer one taken
     net = NetLink("h", "t1", "t1", "pw", lambda now: None, lambda: 0, key=KEY, hall_key=HALL_KEY,
                   sid="22222222", all_ctr=cfgsave.load_counter(flash))
-    net._message(ALL, seal.seal(HALL_MAC, b"A", protocol.command(3), "all", first))
+    net._message(ALL, seal.seal(HALL_MAC, b"A", hostframes.command(3), "all", first))
     assert net.refused == 1 and inbox(net) == b""
-    net._message(ALL, seal.seal(HALL_MAC, b"A", protocol.command(3), "all", first + 1))
-    assert inbox(net) == protocol.command(3)
+    net._message(ALL, seal.seal(HALL_MAC, b"A", hostframes.command(3), "all", first + 1))
+    assert inbox(net) == hostframes.command(3)
     # a power cut at every flash operation of the next save: old or new, never less
     cuts = 0
     while True:
@@ -405,7 +405,7 @@ def test_broker_config_rotate_makes_a_new_hall_key_and_old_signals_are_refused(t
     cfg1 = out / "clocks" / "t1.cfg"
     cfg1.write_text(cfg1.read_text().replace("HALL-WIFI", "Hall-A"))
     before = json.loads((out / "credentials.json").read_text())
-    old_start = seal_all(before["referee"], protocol.command(3))
+    old_start = seal_all(before["referee"], hostframes.command(3))
     r = cli("--rotate", "--out", str(out))
     assert r.returncode == 0, r.stderr
     assert "deploy --cfg-dir" in r.stdout
@@ -426,8 +426,8 @@ def test_broker_config_rotate_makes_a_new_hall_key_and_old_signals_are_refused(t
                   hall_key=net_cfg["hall_key"], sid=SID)
     net._message(b"hallclock/open/all/down", old_start)
     assert net.refused == 1 and inbox(net) == b""
-    net._message(b"hallclock/open/all/down", seal_all(after["referee"], protocol.command(3)))
-    assert inbox(net) == protocol.command(3)
+    net._message(b"hallclock/open/all/down", seal_all(after["referee"], hostframes.command(3)))
+    assert inbox(net) == hostframes.command(3)
     # --rotate only on a configuration there is, and without a new hall's options
     r = cli("--rotate", "--out", str(tmp_path / "none"))
     assert r.returncode == 2 and "broker-config --hall" in r.stderr and "Traceback" not in r.stderr
