@@ -168,3 +168,26 @@ def test_a_changed_file_on_the_board_is_copied_again_and_a_stale_one_removed(tmp
         assert rc == 0, out + err
         assert "; 1 files copied" in out and "1 stale removed" in out
         assert "old.mpy" not in mpremote(port, "fs", "ls", ":hallclock_fw")
+
+
+def test_a_rotated_hall_key_goes_onto_the_board_with_deploy(tmp_path):
+    """``broker-config --rotate`` (each tournament day), then ``deploy
+    --cfg-dir DIR/clocks``: the board's hallclock.cfg carries the new hall
+    key (docs/network.md "Replays and floods")."""
+    import json
+    hall = tmp_path / "hall"
+    res = run_cli("broker-config", "--hall", "open", "--clocks", "t1", "--out", str(hall),
+                  "--bind", "127.0.0.1")
+    assert res.returncode == 0, res.stderr
+    old = json.loads((hall / "credentials.json").read_text())["referee"]["hall_key"]
+    res = run_cli("broker-config", "--rotate", "--out", str(hall))
+    assert res.returncode == 0, res.stderr
+    new = json.loads((hall / "credentials.json").read_text())["referee"]["hall_key"]
+    assert new != old
+    with boards(1) as [(p1, _b1)]:
+        ports = tmp_path / "ports"
+        ports.write_text(f"{p1} t1\n")
+        rc, out, err = deploy(ports, hall / "clocks")
+        assert rc == 0, out + err
+        on_board = mpremote(p1, "fs", "cat", ":hallclock.cfg")
+        assert f"hall_key = {new}" in on_board and old not in on_board
