@@ -29,6 +29,7 @@ def start(hw):
         now = hw.ticks_ms()
     if cfg.error is not None:
         hw.console("hallclock: " + cfg.error + " (using the defaults)")
+        hw.cfg_note = ";cfg=%d" % cfg.code  # the doctor's health answer names it
     if cfg.net is not None and hasattr(hw, "use_network"):
         hw.use_network(cfg)  # the hall network (Wi-Fi) instead of the USB serial link
     app = make_app(hw.panel, hw.uart, cfg.mode, cfg.settings, cfg.clock, hw.session_id(), now)
@@ -36,6 +37,13 @@ def start(hw):
         app.store = hw  # set-up at the clock saves hallclock.cfg
     if cfg.error is not None:
         hw.panel.signal(EV_REFUSED, -1, 0, 0, now)  # audible: the file was not used
+        # visible: CFG<code> on both displays, over the faces the core draws
+        # idle (drawn first, so the panel keeps them as shown), until they change
+        app.refresh(now)
+        code = bytearray((15, 18, 19, cfg.code % 10))  # display.CHARS: C F G, a digit
+        for disp in hw.panel.displays:
+            if disp is not None:
+                disp.show(code, False)
     _forget("hallclock_fw.hw.selftest")
     if _MICROPYTHON:
         # The emergency exception buffer (a traceback out of an IRQ even with

@@ -20,17 +20,35 @@ A missing file means the defaults.  Set-up at the clock writes the file
 again (hw/cfgsave.py): a power cut at any moment leaves the old file or the
 new one whole (``load`` reads it back).  A bad line does not stop the clock: the
 defaults are used and ``error`` says what was wrong, with its line number (the
-device shows it on the console and sounds the refusal signal).
+device shows it on the console and sounds the refusal signal), and ``code``
+names the kind (``CFG<code>``: the console line, the health event's
+``cfg=<code>`` that ``hallclock doctor`` words, whytext.CFG_WORDS).
+
+The hall's and the clock's names become MQTT topic levels
+(``hallclock/<hall>/<clock>/down``): both must be topic-safe (names.py: no
+``+``, ``#``, ``/``, control characters or spaces, not empty, at most 24
+characters), or the clock would subscribe to a filter it is never sent, or
+to a wildcard, and never connect.
 """
 from .. import settings as settings_mod
 from micropython import const
 
-from ..names import MAX_NAME, name_error  # noqa: F401 (MAX_NAME: for callers)
+from ..names import MAX_NAME, RESERVED, name_error  # noqa: F401 (MAX_NAME: for callers)
 
 # private consts: no interned name on the board (this module is dropped after
 # boot, its names are not: docs/micropython.md "The heap model")
 _DEFAULT_MODE = const("scrabble")
 _DEFAULT_BRIGHTNESS = const(7)
+# what was wrong (``Config.code``; the host's words: whytext.CFG_WORDS)
+_C_LINE = const(1)
+_C_CLOCK = const(2)
+_C_MODE = const(3)
+_C_BRIGHTNESS = const(4)
+_C_MISSING = const(5)
+_C_BROKER = const(6)
+_C_KEY = const(7)
+_C_HALL = const(8)
+_C_SETTING = const(9)
 # the hall network's keys: all of them, or none (then the USB serial link)
 _NET_KEYS = const(("wifi_ssid", "wifi_password", "broker", "hall", "user", "password", "key",
                    "hall_key"))
@@ -43,13 +61,15 @@ class Config:
         self.settings = settings_mod.defaults(_DEFAULT_MODE)
         self.brightness = _DEFAULT_BRIGHTNESS
         self.error = None
+        self.code = 0  # 0, or what was wrong (_C_*)
         self.net = {}  # {key: text} of _NET_KEYS when the clock is on Wi-Fi, else None
         self.net = None
 
 
-def _fail(cfg, default_clock, message):
+def _fail(cfg, default_clock, message, code):
     out = Config(default_clock)
-    out.error = message
+    out.error = "%s (CFG%d)" % (message, code)
+    out.code = code
     return out
 
 
@@ -67,7 +87,8 @@ def parse(text, default_clock, name="hallclock.cfg"):
         if not line:
             continue
         if "=" not in line:
-            return _fail(cfg, default_clock, "%s:%d: %r is not KEY = VALUE" % (name, lineno, line))
+            return _fail(cfg, default_clock, "%s:%d: %r is not KEY = VALUE" % (name, lineno, line),
+                         _C_LINE)
         key, value = line.split("=", 1)
         key = key.strip()
         value = value.strip()
@@ -75,19 +96,25 @@ def parse(text, default_clock, name="hallclock.cfg"):
             why = name_error(value)
             if why is not None:
                 return _fail(cfg, default_clock,
-                             "%s:%d: clock name %r: %s" % (name, lineno, value, why))
+                             "%s:%d: clock name %r: %s" % (name, lineno, value, why), _C_CLOCK)
             cfg.clock = value
         elif key == "mode":
             if value not in settings_mod.MODES:
                 return _fail(cfg, default_clock, "%s:%d: mode %r is not one of %s" % (
-                    name, lineno, value, ", ".join(settings_mod.MODES)))
+                    name, lineno, value, ", ".join(settings_mod.MODES)), _C_MODE)
             cfg.mode = value
         elif key == "brightness":
             if not value.isdigit() or int(value) > 7:
                 return _fail(cfg, default_clock,
-                             "%s:%d: brightness %r is not 0-7" % (name, lineno, value))
+                             "%s:%d: brightness %r is not 0-7" % (name, lineno, value),
+                             _C_BRIGHTNESS)
             cfg.brightness = int(value)
         elif key in _NET_KEYS:
+            if key == "hall":  # a topic level, as a clock's name (a hall may be "all")
+                why = name_error(value) if value not in RESERVED else None
+                if why is not None:
+                    return _fail(cfg, default_clock, "%s:%d: hall name %r: %s" % (
+                        name, lineno, value, why.replace("clock", "hall")), _C_HALL)
             net[key] = value
         else:
             pairs.append((lineno, key + "=" + value))
@@ -95,15 +122,16 @@ def parse(text, default_clock, name="hallclock.cfg"):
         missing = [k for k in _NET_KEYS if k not in net]
         if missing:
             return _fail(cfg, default_clock, "%s: the hall network needs %s too" % (
-                name, ", ".join(missing)))
+                name, ", ".join(missing)), _C_MISSING)
         host, _, port = net["broker"].rpartition(":")
         if not host or not port.isdigit():
             return _fail(cfg, default_clock, "%s: broker %r is not HOST:PORT" % (
-                name, net["broker"]))
+                name, net["broker"]), _C_BROKER)
         for k in ("key", "hall_key"):  # hex, as broker-config writes them
             v = net[k]
             if len(v) < 32 or len(v) % 2 or v.strip("0123456789abcdefABCDEF"):
-                return _fail(cfg, default_clock, "%s: %s is not 32 or more hex digits" % (name, k))
+                return _fail(cfg, default_clock, "%s: %s is not 32 or more hex digits" % (name, k),
+                             _C_KEY)
         cfg.net = net
     try:
         cfg.settings = settings_mod.parse(cfg.mode, [p for _n, p in pairs])
@@ -115,7 +143,7 @@ def parse(text, default_clock, name="hallclock.cfg"):
             if msg.startswith(p.split("=", 1)[0] + ":") or msg.startswith(p.split("=", 1)[0] + " "):
                 where = "%s:%d" % (name, n)
                 break
-        return _fail(cfg, default_clock, "%s: %s" % (where, msg))
+        return _fail(cfg, default_clock, "%s: %s" % (where, msg), _C_SETTING)
     return cfg
 
 

@@ -178,7 +178,7 @@ def heap_text(hw, info=False):
         if idf_free >= 0:
             text = "idf=%d,%d" % (idf_free, idf_largest)
     if info:
-        more = "fw=" + VERSION
+        more = "fw=" + VERSION + getattr(hw, "cfg_note", "")  # ";cfg=<code>": boot.py
         fn = getattr(hw, "info_text", None)
         if fn is not None:
             more = more + ";" + fn()

@@ -91,7 +91,23 @@ def shortfalls(rec, network=None):
     parts = rec.get("partitions")
     if isinstance(parts, dict) and parts and "vfs" not in parts and "ffat" not in parts:
         out.append("no vfs partition: the firmware has nowhere to live (flash a stock image)")
+    cfg = rec.get("cfg")
+    if cfg is not None:
+        out.append(cfg_refused(cfg))
     return out
+
+
+def cfg_refused(code):
+    """The doctor's sentence for a health text's ``cfg=<code>`` (hw/config.py)."""
+    from hallclock_fw.whytext import CFG_WORDS
+    try:
+        n = int(code)
+    except (TypeError, ValueError):
+        n = None
+    what = CFG_WORDS.get(n, "a fault this host does not know")
+    return (f"hallclock.cfg refused (CFG{code}: {what}): the clock runs on its defaults, "
+            "over USB, not on the hall network; the clock's console line names the line; "
+            "write the file again (hallclock deploy, or broker-config's names)")
 
 
 def per_clock(records):

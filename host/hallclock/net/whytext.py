@@ -29,6 +29,20 @@ WORDS = {
     18: "no Wi-Fi network",
     19: "link dropped",
 }
+# why hallclock.cfg was refused (hw/config.py ``Config.code``: ``CFG<code>`` on
+# the console, ``cfg=<code>`` in the health event's text): the doctor's words
+CFG_WORDS = {
+    1: "a line that is not KEY = VALUE",
+    2: "a clock name outside the topic-safe set (1-24 letters, digits, - _ .)",
+    3: "an unknown mode",
+    4: "a brightness that is not 0-7",
+    5: "a hall network key missing",
+    6: "a broker that is not HOST:PORT",
+    7: "a key that is not 32 or more hex digits",
+    8: "a hall name outside the topic-safe set (1-24 letters, digits, - _ .; "
+       "no + # / spaces or control characters)",
+    9: "a setting the mode refuses",
+}
 # CONNACK return codes 1-5 (MQTT 3.1.1 section 3.2.2.3)
 REFUSALS = ("", "protocol version", "client id", "server unavailable",
             "bad user name or password", "not authorized")
