@@ -99,7 +99,7 @@ def shortfalls(rec, network=None):
 
 def cfg_refused(code):
     """The doctor's sentence for a health text's ``cfg=<code>`` (hw/config.py)."""
-    from hallclock_fw.whytext import CFG_WORDS
+    from ..net.whytext import CFG_WORDS
     try:
         n = int(code)
     except (TypeError, ValueError):
