@@ -103,6 +103,27 @@ def test_health_text_fields_and_what_is_short():
             "partitions": {"factory": 1984, "vfs": 2048}}
     assert health.shortfalls(fine) == []
     assert "make deploy" in " ".join(health.shortfalls(dict(fine, firmware="0.0.9")))
+    assert health.cannot_know(fine) == []  # a board: every figure is its own
+
+
+def test_a_virtual_board_says_what_it_cannot_know_instead_of_short():
+    """A virtual board's GC heap holds the virtual device too (the unix
+    port's words are 64-bit): over the ESP32's area it is not "short", it is
+    a figure that board cannot know; no IDF heap, no partitions either.  A
+    long pass or an old MicroPython is short there as anywhere."""
+    for port in ("unix", "webassembly"):
+        rec = dict(health.health_fields(f"fw={VERSION};mp=1.27.0;port={port}"),
+                   gc_used=70000, gc_free=100000, gc_largest=None, longest_pass_ms=40)
+        assert health.shortfalls(rec) == []
+        unknown = " | ".join(health.cannot_know(rec))
+        for words in ("the GC heap against the ESP32's first 56000 B area", "the IDF heap",
+                      "the flash partitions"):
+            assert words in unknown, unknown
+        slow = dict(rec, longest_pass_ms=6000, micropython="1.20.0")
+        assert len(health.shortfalls(slow)) == 2
+    board = dict(rec, port=None)
+    assert "GC heap: 70000 B live" in " ".join(health.shortfalls(board))
+    assert health.cannot_know(board) == []
 
 
 def test_without_health_renumbers_the_session_after_each_report():
@@ -245,10 +266,13 @@ def test_doctor_asks_the_running_clock_on_its_serial_port(tmp_path):
     out = res.stdout
     assert "clock virtual-1: mode scrabble, firmware " + VERSION in out, (out, res.stderr)
     assert "firmware %s, MicroPython 1." % VERSION in out
+    assert "(the unix port: a virtual board)" in out
     assert "GC heap: " in out and "longest pass" in out
-    # the unix port's heap is 64-bit words and the harness: more than the
-    # ESP32's first area can hold, and the doctor says so
-    assert res.returncode == 1 and "short: GC heap" in out, out
+    # the unix port's heap is 64-bit words and holds the harness: not the
+    # ESP32's figure, so the doctor says it cannot know it instead of "short"
+    assert "cannot know here: the GC heap against the ESP32's first 56000 B area" in out
+    assert "short:" not in out and "to the first 56000 B area" not in out
+    assert res.returncode == 0 and "nothing is short" in out, out
 
 
 def test_doctor_without_a_clock_is_one_line(tmp_path):
@@ -287,7 +311,7 @@ def test_doctor_asks_a_clock_on_the_broker(tmp_path):
         hall.close()
     assert "clock t1: mode scrabble, firmware " + VERSION in res.stdout, (res.stdout,
                                                                            res.stderr)
-    assert "firmware %s, MicroPython ?" % VERSION in res.stdout
+    assert "firmware %s, MicroPython none (a virtual clock on CPython)" % VERSION in res.stdout
     assert res.returncode == 0 and "nothing is short" in res.stdout
     res = run_cli("doctor", "--broker", "127.0.0.1:1", "--hall", HALL,
                   "--credentials", str(tmp_path / "none.json"))
@@ -519,7 +543,8 @@ def test_doctor_on_a_board_answer_names_its_heaps_partitions_and_what_is_short()
     rec = health.health_fields("fw=%s;mp=1.24.1;part=factory:1984,nvs:24;idf=20000,4000"
                                % VERSION)
     rec.update(gc_used=51000, gc_free=90000, gc_largest=None, longest_pass_ms=12)
-    lines, short = verdict(hello, rec)
+    lines, short, unknown = verdict(hello, rec)
+    assert unknown == []  # a board: every figure is its own
     assert lines == [
         "clock hall-3: mode scrabble, firmware %s (hello)" % VERSION,
         "firmware %s, MicroPython 1.24.1" % VERSION,

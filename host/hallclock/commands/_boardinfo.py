@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 
-from ..errors import HallclockError
+from ..errors import HallclockError, shown
 
 MPREMOTE_TIMEOUT_S = 120
 # Run on the board (MicroPython): one line "@@{json}".
@@ -187,10 +187,11 @@ def versions_lines(ports, wait_s=3.0):
         try:
             info = query(port, wait_s)
         except BoardError as exc:
-            return f"{port}\tnot asked: {exc.step}: {exc}"
-        fw = info.get("firmware") or "none (run 'hallclock deploy')"
-        return (f"{port}\tclock {info.get('clock') or '?'}\tfirmware {fw}\t"
-                f"MicroPython {info.get('micropython')}")
+            return f"{shown(port)}\tnot asked: {exc.step}: {shown(exc)}"
+        fw = shown(info.get("firmware") or "none (run 'hallclock deploy')")
+        # what the board says is shown escaped, field by field (tabs part them)
+        return (f"{shown(port)}\tclock {shown(info.get('clock') or '?')}\tfirmware {fw}\t"
+                f"MicroPython {shown(info.get('micropython'))}")
     if not ports:
         return []
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(ports)) as pool:

@@ -17,7 +17,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from ..errors import BadInput, HallclockError
+from ..errors import BadInput, HallclockError, shown
 
 ADVICE = {
     "open": "check the port ('hallclock ports') and the USB cable, then run deploy again",
@@ -209,7 +209,7 @@ def cmd_deploy(args):
         with concurrent.futures.ThreadPoolExecutor(max_workers=len(jobs)) as pool:
             list(pool.map(lambda b: b.run(), jobs))
     for b in jobs:
-        print(b.line)
+        print(shown(b.line))
     done = sum(b.ok for b in jobs)
     print(f"{done} of {len(jobs)} boards done" + (
         "" if done == len(jobs) else "; run the same deploy again for the others "

@@ -123,15 +123,21 @@ def _broker(address, hall, credentials, clock, tls, wait_s):
 
 
 def verdict(hello, health):
-    """(lines to print, what is short) of the clock's answer."""
-    from ..link.health import GC_AREA, shortfalls
+    """(lines to print, what is short, what this board cannot know) of the
+    clock's answer."""
+    from ..errors import shown
+    from ..link.health import GC_AREA, VIRTUAL_PORTS, cannot_know, shortfalls, virtual_port
     lines = []
     if hello is not None:
-        lines.append(f"clock {hello[2]}: mode {hello[3]}, firmware {hello[4]} (hello)")
+        lines.append(shown(f"clock {hello[2]}: mode {hello[3]}, firmware {hello[4]} (hello)"))
     if health is None:
-        return lines, []
-    lines.append(f"firmware {health.get('firmware', '?')}, MicroPython "
-                 f"{health.get('micropython', '?')}")
+        return lines, [], []
+    port = virtual_port(health)
+    mp = health.get("micropython")
+    if mp is None and health.get("gc_used") is None:
+        mp = "none (a virtual clock on CPython)"
+    lines.append(shown(f"firmware {health.get('firmware', '?')}, MicroPython {mp or '?'}"
+                       + (f" ({VIRTUAL_PORTS[port]}: a virtual board)" if port else "")))
     used = health.get("gc_used")
     largest = health.get("gc_largest")
     if used is None:
@@ -139,15 +145,15 @@ def verdict(hello, health):
     else:
         lines.append(f"GC heap: {used} B live, {health.get('gc_free')} B free"
                      + (f", largest free block {largest} B" if largest is not None else "")
-                     + f"; {GC_AREA - used} B to the first {GC_AREA} B area")
-    if isinstance(health.get("idf_free"), int):
+                     + ("" if port else f"; {GC_AREA - used} B to the first {GC_AREA} B area"))
+    if isinstance(health.get("idf_free"), int) and health["idf_free"] >= 0:
         lines.append(f"IDF heap (Wi-Fi, sockets): {health['idf_free']} B free, largest block "
                      f"{health.get('idf_largest')} B")
     lines.append(f"longest pass since the last report: {health.get('longest_pass_ms')} ms")
     parts = health.get("partitions")
     if parts:
-        lines.append("partitions: " + ", ".join(f"{k} {v} KiB" for k, v in parts.items()))
-    return lines, shortfalls(health)
+        lines.append(shown("partitions: " + ", ".join(f"{k} {v} KiB" for k, v in parts.items())))
+    return lines, shortfalls(health), cannot_know(health)
 
 
 def cmd_doctor(args):
@@ -177,9 +183,11 @@ def cmd_doctor(args):
     if hello is None and health is None:
         raise LinkError(f"no answer from {where} in {args.wait_s:g} s: no hallclock clock "
                         "running there (at the REPL, or another program has the port?)")
-    lines, short = verdict(hello, health)
+    lines, short, unknown = verdict(hello, health)
     for line in lines:
         print(line)
+    for u in unknown:  # a virtual board: not short, not known
+        print(f"cannot know here: {u}")
     if health is None:
         print(f"hallclock doctor: {where} said hello but sent no health report: its firmware "
               "predates the I frame; make deploy")

@@ -84,7 +84,7 @@ def cmd_ports(args):
             print("No ESP32 board found to ask (give --port P)")
             return 0
         for line in versions_lines(ports):
-            print(line)
+            print(line)  # each field shown escaped (_boardinfo.versions_lines)
         return 0
     every = list_ports()
     ports = every if args.all else [p for p in every if p[1] is not None or p[3]]

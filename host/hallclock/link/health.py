@@ -57,11 +57,46 @@ def _version(text):
         return None
 
 
+# The ports a virtual board runs on (the health text's ``port=``: hw info_text):
+# their GC heap holds the virtual device's harness beside the firmware (the
+# unix port's words are 64-bit too), so its figure says nothing of the ESP32's
+# first area (bench/heap32.py measures that); they have no ESP-IDF and no flash
+# partitions.
+VIRTUAL_PORTS = {"unix": "the unix port", "webassembly": "the webassembly port"}
+
+
+def virtual_port(rec):
+    """The virtual board's port a health record comes from, or None (a board,
+    or a clock that does not say)."""
+    port = rec.get("port")
+    return port if port in VIRTUAL_PORTS else None
+
+
+def cannot_know(rec):
+    """What a virtual board cannot know of an ESP32's figures: one sentence
+    each, said instead of calling them short (doctor, the report's health)."""
+    port = virtual_port(rec)
+    if port is None:
+        return []
+    out = []
+    if isinstance(rec.get("gc_used"), int):
+        out.append(f"the GC heap against the ESP32's first {GC_AREA} B area ({VIRTUAL_PORTS[port]}'s "
+                   "heap holds the virtual device beside the firmware; bench/heap32.py "
+                   "measures every clock against that area)")
+    if not isinstance(rec.get("idf_free"), int) or rec["idf_free"] < 0:
+        out.append("the IDF heap (no ESP-IDF, no Wi-Fi: on a board, doctor reports it)")
+    if not rec.get("partitions"):
+        out.append("the flash partitions (a virtual board has none)")
+    return out
+
+
 def shortfalls(rec, network=None):
-    """What a health record says is short: one plain sentence each."""
+    """What a health record says is short: one plain sentence each (only what
+    is short on that board: a virtual board's GC figure is not an ESP32's,
+    ``cannot_know``)."""
     out = []
     used = rec.get("gc_used")
-    if isinstance(used, int) and used + GC_THRESHOLD > GC_AREA:
+    if isinstance(used, int) and used + GC_THRESHOLD > GC_AREA and virtual_port(rec) is None:
         out.append(f"GC heap: {used} B live leaves less than the collection threshold "
                    f"({GC_THRESHOLD} B) inside the first {GC_AREA} B area: the heap will "
                    "grow into the memory Wi-Fi needs (docs/micropython.md)")
@@ -147,6 +182,8 @@ def summary_lines(records):
         worst.update({k: v for k, v in s.items() if k not in ("reports", "last")})
         for short in shortfalls(worst):
             lines.append(f"  short: {short}")
+        for unknown in cannot_know(worst):
+            lines.append(f"  cannot know here: {unknown}")
     return lines
 
 

@@ -60,11 +60,14 @@ SOFT_REBOOT = b"MPY: soft reboot\r\n"
 RAW_PROMPT = b"raw REPL; CTRL-B to exit\r\n>"
 HARD_RESET = b"\x00mpvm:hard-reset\x00"  # printed by the board's machine.reset()
 HANDED_BACK = 3  # hallclock.vboard.vdev.runner.HANDED_BACK
-# machine on the virtual board: only what mpremote's ``reset`` needs
+# machine on the virtual board: what mpremote's ``reset`` needs, and the chip id
+# the firmware and ``ports --versions`` name an unconfigured clock by
 MACHINE_PY = ("import sys\n"
               "def reset():\n"
               "    sys.stdout.write(%r)\n"
-              "    raise SystemExit\n" % HARD_RESET.decode())
+              "    raise SystemExit\n"
+              "def unique_id():\n"
+              "    return %%r\n" % HARD_RESET.decode())
 FIRMWARE_THERE = """
 import os
 try:
@@ -77,15 +80,29 @@ except OSError:
 # main.py's clock on the virtual board: the firmware's App through the virtual
 # device, in real time (the VM's ticks_ms), on the board's console
 CLOCK_PY = """
+import sys
 import time
 from hallclock.vboard.vdev.runner import Runner
-from hallclock_fw.settings import parse
+from hallclock_fw.hw import config
+
+
+class _Board(Runner):
+    def info_text(self):
+        # the port names the board: doctor knows which figures are not an ESP32's
+        v = sys.implementation.version
+        return "mp=%d.%d.%d;port=webassembly" % (v[0], v[1], v[2])
 
 
 class _BoardClock:
     def __init__(self, sid):
-        self.r = Runner('scrabble', parse('scrabble', []), [(0, 'press', 'START')],
-                        clock='vboard', sid=sid)
+        import machine
+        # hallclock.cfg as the firmware reads it at power-on (hw/boot.py)
+        default = 'clock-' + ''.join('%02x' % b for b in machine.unique_id()[-3:])
+        cfg = config.parse(config.load(open), default)
+        if cfg.error is not None:
+            print('hallclock: ' + cfg.error + ' (using the defaults)')
+        self.r = _Board(cfg.mode, cfg.settings, [(0, 'press', 'START')],
+                        clock=cfg.clock, sid=sid)
         self.t0 = time.ticks_ms()
 
     def feed(self, data):
@@ -112,6 +129,7 @@ class VirtualBoard:
                  pystack_words: int = DEFAULT_PYSTACK_WORDS, trace=None, clock: bool = False):
         self.trace = trace          # text file: log of the pty traffic, or None
         self.clock = clock          # boot into the running clock (see the module doc)
+        self.chip_id = os.urandom(6)  # machine.unique_id(): one per board, as a MAC
         self.program = False        # the clock runs: the console is the firmware's
         self._vm_args = (heap_bytes, pystack_words, timeout)
         self._node = _Node(heap_bytes, pystack_words, timeout)
@@ -152,7 +170,7 @@ class VirtualBoard:
         from .files import device_files
         from . import _pack_files
         files = device_files()
-        files["lib/machine.py"] = MACHINE_PY
+        files["lib/machine.py"] = MACHINE_PY % self.chip_id
         kind, body, _ = self._node.request("F", _pack_files(files, "/"))
         if kind == "E":
             raise MPVMError(body.decode("utf-8", "replace"))
