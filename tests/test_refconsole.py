@@ -11,6 +11,7 @@ Every wait is for something the page shows; how long it takes is not asserted.""
 import io
 import json
 import os
+import re
 import threading
 import urllib.error
 import urllib.request
@@ -210,6 +211,13 @@ def test_actions_need_the_token_and_a_pause_is_tagged(server, page, game):
     page.click("#gong")  # no token
     wait_text(page, "#answer", "token")
     assert not os.path.exists(side) or not read_records(side)
+    # the token field shows its whole hint (issue 33: it was cut)
+    room = page.eval_on_selector("#token", """e => {
+        const cs = getComputedStyle(e), c = document.createElement("canvas").getContext("2d");
+        c.font = cs.font;
+        return e.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight)
+               - c.measureText(e.placeholder).width; }""")
+    assert room >= 0, room
     page.fill("#token", TOKEN)
     page.click("#gong")
     wait_text(page, "#answer", "GONG")
@@ -224,6 +232,18 @@ def test_actions_need_the_token_and_a_pause_is_tagged(server, page, game):
     assert rows.count() >= 3
     assert "expired" in page.locator("#moves tbody tr").nth(1).get_attribute("class")
     assert "9.1/10.1" in page.inner_text("#pauses")
+    # every move's start and end as time of day; a move ends when the next starts
+    cells = page.eval_on_selector_all(
+        "#moves tbody tr", "rs => rs.map(r => [...r.cells].map(c => c.textContent))")
+    heads = page.eval_on_selector_all("#moves thead th", "hs => hs.map(h => h.textContent)")
+    start, end = heads.index("start"), heads.index("end")
+    assert all(re.fullmatch(r"\d\d:\d\d:\d\d", c[start]) for c in cells), cells
+    for before, after in zip(cells, cells[1:]):
+        if before[end]:
+            assert before[end] == after[start], (before, after)
+    # an untagged pause shows no reason chosen, and its tag button waits for one
+    assert page.eval_on_selector("#pauses select.reason", "s => s.value") == ""
+    assert page.is_disabled("#pauses button.tag")
     page.select_option("#pauses select.reason", "challenge")
     page.click("#pauses button.tag")
     wait_text(page, "#answer", "challenge")

@@ -248,7 +248,12 @@ def _detail(records, tags, clock, sessions=None):
                        "restart": p.restart})
     moves = []
     for m, row in zip(game.moves, report.rows(game)):
-        moves.append({"move": m.move, "player": row["player"], "used": report.fmt_short(m.used),
+        moves.append({"move": m.move, "player": row["player"],
+                      "start": report.time_of_day(m.start_at)
+                      or (report.fmt_short(m.start_t) if m.start_t is not None else ""),
+                      "end": report.time_of_day(m.end_at)
+                      or (report.fmt_short(m.end_t) if m.end_t is not None else ""),
+                      "used": report.fmt_short(m.used),
                       "warnings": " ".join(f"{w}s" for w in m.warnings),
                       "overtime": report.overtime_text(m),
                       "pauses": " ".join(report.fmt_short(p) for p in m.pause_list),

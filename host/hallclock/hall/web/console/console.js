@@ -133,6 +133,12 @@
       d.pauses.forEach(function (p) {
         var sel = el("select");
         sel.className = "reason";
+        // an untagged pause offers no reason until the referee picks one
+        var none = el("option", "", "choose…");
+        none.value = "";
+        none.disabled = true;
+        none.selected = !p.reason;
+        sel.appendChild(none);
         reasons.forEach(function (r) {
           var o = el("option", "", r.text);
           o.value = r.key;
@@ -141,7 +147,10 @@
         });
         var b = el("button", "tag", "tag");
         b.type = "button";
+        b.disabled = !p.reason;
+        sel.onchange = function () { b.disabled = !sel.value; };
         b.onclick = function () {
+          if (!sel.value) { return; }
           act({action: "tag", clock: d.clock, session: p.session, pause_seq: p.seq,
                reason: sel.value});
         };
@@ -152,7 +161,8 @@
       var mb = $("moves").querySelector("tbody");
       mb.textContent = "";
       d.moves.forEach(function (m) {
-        row(mb, [String(m.move), m.player, m.used, m.warnings, m.overtime, m.pauses, m.notes],
+        row(mb, [String(m.move), m.player, m.start, m.end, m.used, m.warnings, m.overtime,
+                 m.pauses, m.notes],
             m.expired ? "expired" : "");
       });
     });
