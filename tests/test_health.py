@@ -550,6 +550,9 @@ def test_doctor_on_a_board_answer_names_its_heaps_partitions_and_what_is_short()
         "firmware %s, MicroPython 1.24.1" % VERSION,
         "GC heap: 51000 B live, 90000 B free; 5000 B to the first 56000 B area",
         "IDF heap (Wi-Fi, sockets): 20000 B free, largest block 4000 B",
+        "TLS to the broker would not fit: 20000 B of IDF heap free, largest block 4000 B "
+        "(needs 61440 and 17408); keep this clock on plain MQTT (docs/network.md \"Does TLS "
+        "fit the clock?\")",
         "longest pass since the last report: 12 ms",
         "partitions: factory 1984 KiB, nvs 24 KiB"]
     said = " | ".join(short)
@@ -557,6 +560,28 @@ def test_doctor_on_a_board_answer_names_its_heaps_partitions_and_what_is_short()
     for words in ("GC heap: 51000 B live", "IDF heap: 20000 B free, under 32768 B",
                   "no vfs partition"):
         assert words in said, said
+
+
+@pytest.mark.parametrize("idf, fits", [
+    ("70000,30000", True),  # enough free and a block for the 16 KiB record buffer
+    ("61440,17408", True),  # exactly the floor after the connection, exactly the block
+    ("61439,30000", False),  # a byte short of Wi-Fi's floor after the connection
+    ("90000,17407", False),  # enough free, no block for the record buffer
+])
+def test_the_doctor_says_whether_tls_to_the_broker_fits_the_clock(idf, fits):
+    """One TLS connection holds 24-27 KB of the IDF heap (bench/tlscost.py: 28 KB taken),
+    its in-record buffer in one 17 KB block; what must stay is the doctor's
+    Wi-Fi floor (32 KB)."""
+    from hallclock.commands.doctor import verdict
+    rec = health.health_fields("fw=%s;mp=1.24.1;idf=%s" % (VERSION, idf))
+    rec.update(gc_used=40000, gc_free=90000, gc_largest=None, longest_pass_ms=12)
+    lines, _short = verdict(None, rec)
+    said = [x for x in lines if x.startswith("TLS to the broker")]
+    assert len(said) == 1 and said[0].startswith(
+        "TLS to the broker would fit" if fits else "TLS to the broker would not fit"), said
+    rec = health.health_fields("fw=%s;mp=1.24.1" % VERSION)  # no IDF heap: nothing said
+    rec.update(gc_used=40000, gc_free=90000, gc_largest=None, longest_pass_ms=12)
+    assert not [x for x in verdict(None, rec)[0] if x.startswith("TLS")]
 
 
 # -- main.py: an uncaught error restarts the board --------------------------------

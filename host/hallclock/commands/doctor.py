@@ -149,6 +149,10 @@ def verdict(hello, health):
     if isinstance(health.get("idf_free"), int) and health["idf_free"] >= 0:
         lines.append(f"IDF heap (Wi-Fi, sockets): {health['idf_free']} B free, largest block "
                      f"{health.get('idf_largest')} B")
+        from ..link.health import tls_fits
+        fits = tls_fits(health)
+        if fits is not None:
+            lines.append(fits[1])
     lines.append(f"longest pass since the last report: {health.get('longest_pass_ms')} ms")
     parts = health.get("partitions")
     if parts:

@@ -132,6 +132,30 @@ def shortfalls(rec, network=None):
     return out
 
 
+# One TLS connection to the broker on the clock (bench/tlscost.py, docs/network.md
+# "Does TLS fit the clock?"): mbedTLS holds 24-27 KB of the IDF heap (28 KB taken),
+# its 16 KiB in-record buffer (and its header) in one block
+TLS_IDF_BYTES = 28672
+TLS_BLOCK_BYTES = 17408
+
+
+def tls_fits(rec):
+    """None (the clock reports no IDF heap), or (fits, sentence): whether the
+    IDF heap this health record shows leaves the doctor's floor after one TLS
+    connection to the broker."""
+    idf_free, idf_largest = rec.get("idf_free"), rec.get("idf_largest")
+    if not isinstance(idf_free, int) or idf_free < 0 or not isinstance(idf_largest, int):
+        return None
+    need = IDF_FREE_MIN + TLS_IDF_BYTES
+    if idf_free >= need and idf_largest >= TLS_BLOCK_BYTES:
+        return True, (f"TLS to the broker would fit: {idf_free} B of IDF heap free (needs "
+                      f"{need}: {TLS_IDF_BYTES} for the connection, {IDF_FREE_MIN} left to "
+                      f"Wi-Fi), largest block {idf_largest} B (needs {TLS_BLOCK_BYTES})")
+    return False, (f"TLS to the broker would not fit: {idf_free} B of IDF heap free, largest "
+                   f"block {idf_largest} B (needs {need} and {TLS_BLOCK_BYTES}); keep this "
+                   "clock on plain MQTT (docs/network.md \"Does TLS fit the clock?\")")
+
+
 def cfg_refused(code):
     """The doctor's sentence for a health text's ``cfg=<code>`` (hw/config.py)."""
     from ..net.whytext import CFG_WORDS
