@@ -89,7 +89,7 @@ def test_the_clock_says_the_code_and_the_doctor_names_it():
     assert [d.text for d in hw.displays] == [" 2:00", " 1:59"]
     rec = health.health_fields(text)
     rec.update(gc_used=None, longest_pass_ms=3)
-    _lines, short = verdict(("H", "0a0b0c0d", "clock-abc123", "scrabble", VERSION), rec)
+    short = verdict(("H", "0a0b0c0d", "clock-abc123", "scrabble", VERSION), rec)[1]
     assert len(short) == 1 and short[0].startswith("hallclock.cfg refused (CFG8: a hall name "
                                                    "outside the topic-safe set"), short
     good = FakeHW(NET % "open")

@@ -575,7 +575,7 @@ def test_the_doctor_says_whether_tls_to_the_broker_fits_the_clock(idf, fits):
     from hallclock.commands.doctor import verdict
     rec = health.health_fields("fw=%s;mp=1.24.1;idf=%s" % (VERSION, idf))
     rec.update(gc_used=40000, gc_free=90000, gc_largest=None, longest_pass_ms=12)
-    lines, _short = verdict(None, rec)
+    lines = verdict(None, rec)[0]
     said = [x for x in lines if x.startswith("TLS to the broker")]
     assert len(said) == 1 and said[0].startswith(
         "TLS to the broker would fit" if fits else "TLS to the broker would not fit"), said
