@@ -86,6 +86,40 @@ def _client_class():
 
         on_raw = None  # on_raw(topic bytes, payload bytes): QoS 0 without paho's message
 
+        def _packet_read(self):
+            # every whole QoS 0 PUBLISH already read, taken in one loop (paho's
+            # reader costs some 40 us a message: a flood from one clock would
+            # hold the broker's stream, every clock's messages behind it);
+            # anything else, or a packet not all here yet, is paho's
+            if self.on_raw is None or self._in_packet["command"] != 0:
+                return mqtt.Client._packet_read(self)
+            buf, pos = self._rbuf, self._rpos
+            end = len(buf)
+            took = False
+            while pos < end and buf[pos] & 0xF6 == 0x30:
+                i, n, shift, whole = pos + 1, 0, 0, False
+                while i < end and shift <= 21:
+                    b = buf[i]
+                    i += 1
+                    n |= (b & 127) << shift
+                    if not b & 128:
+                        whole = True
+                        break
+                    shift += 7
+                if not whole or n < 2 or i + n > end:
+                    break
+                tl = (buf[i] << 8) | buf[i + 1]
+                if 2 + tl > n:
+                    break  # malformed: paho's to judge
+                self.on_raw(buf[i + 2:i + 2 + tl], buf[i + 2 + tl:i + n])
+                pos = i + n
+                took = True
+            if not took:
+                return mqtt.Client._packet_read(self)
+            self._rpos = pos
+            self._last_bytes_received = time.monotonic()
+            return mqtt.MQTTErrorCode.MQTT_ERR_SUCCESS
+
         def _handle_publish(self):
             # a QoS 0 PUBLISH (all the hall's traffic) straight to the queue:
             # paho's message object, log line and callback matching cost a
@@ -130,7 +164,9 @@ class BrokerClient:
             self.client.tls_set(ca_certs=tls, tls_version=ssl.PROTOCOL_TLS_CLIENT)
         self.client.reconnect_delay_set(min_delay=RECONNECT_MIN_S, max_delay=RECONNECT_MAX_S)
         self.subscribe = list(subscribe)
-        self.queues = {}  # topic -> its messages not yet taken, in order
+        self.fifo = collections.deque()  # (topic, payload) not yet taken, as they came
+        self.held = {}  # topic -> how many of its messages the fifo holds
+        self.lock = threading.Lock()  # the fifo between paho's thread and the reader
         self.overflow = 0  # messages dropped: their topic's queue was full (a flood)
         self.rfd, self.wfd = os.pipe()
         os.set_blocking(self.rfd, False)
@@ -187,16 +223,16 @@ class BrokerClient:
         self._queue(msg.topic, msg.payload)
 
     def _queue(self, name, payload):
-        q = self.queues.get(name)
-        if q is None:
-            q = self.queues.setdefault(name, collections.deque())
-        if len(q) >= TOPIC_QUEUE_MAX:
-            self.overflow += 1  # one topic's flood holds bounded memory
-            return
-        # the reader takes the rest with the first (wait: pending); inline,
-        # the reader is this thread
-        wake = not q and not self.inline
-        q.append(payload)
+        with self.lock:
+            n = self.held.get(name, 0)
+            if n >= TOPIC_QUEUE_MAX:
+                self.overflow += 1  # one topic's flood holds bounded memory
+                return
+            self.held[name] = n + 1
+            # the reader takes the rest with the first (wait: pending); inline,
+            # the reader is this thread
+            wake = not self.fifo and not self.inline
+            self.fifo.append((name, payload))
         if wake:
             try:
                 os.write(self.wfd, b"x")
@@ -238,15 +274,33 @@ class BrokerClient:
                     pass
             except BlockingIOError:
                 pass
-        out = []
-        for name, q in list(self.queues.items()):
-            n = len(q) if share is None else min(share, len(q))
-            for _ in range(n):
-                out.append((name, q.popleft()))
-        return out
+        with self.lock:
+            fifo = self.fifo
+            if share is None:
+                out = list(fifo)
+                fifo.clear()
+                self.held.clear()
+                return out
+            # in the order they came, at most ``share`` of each topic; the rest
+            # stays, in its order, ahead of what comes next
+            out = []
+            rest = collections.deque()
+            taken = {}
+            held = self.held
+            for item in fifo:
+                name = item[0]
+                k = taken.get(name, 0)
+                if k < share:
+                    taken[name] = k + 1
+                    held[name] -= 1
+                    out.append(item)
+                else:
+                    rest.append(item)
+            self.fifo = rest
+            return out
 
     def pending(self):
-        return any(self.queues.values())
+        return bool(self.fifo)
 
     def wait(self, timeout):
         if self.inline:
