@@ -521,3 +521,77 @@ def test_a_rogue_broker_replaying_an_old_start_to_a_rebooted_clock_is_refused(ha
         board.off()
         referee.stop()
         rogue.stop()
+
+
+def _inline_logger_client(chunks):
+    """The logger's BrokerClient (inline) on a socket that hands out
+    ``chunks`` one recv at a time, then EAGAIN."""
+    import paho.mqtt.client as pm
+
+    from hallclock.net import mqtt as hostmqtt
+
+    class Sock:
+        def __init__(self):
+            self.chunks = list(chunks)
+
+        def recv(self, _n):
+            if not self.chunks:
+                raise BlockingIOError
+            return self.chunks.pop(0)
+
+        def fileno(self):
+            return -1
+
+        def close(self):
+            pass
+
+        def setblocking(self, _flag):
+            pass
+    net = hostmqtt.BrokerClient(("127.0.0.1", 1), {"user": "logger", "password": "x"},
+                                [up("+")], inline=True)
+    net.client._sock = Sock()
+    net.client._state = pm._ConnectionState.MQTT_CS_CONNECTED
+    return net
+
+
+def _drain(net):
+    for _ in range(10000):
+        if not net.client._sock.chunks and not net.client.buffered():
+            break
+        net.client.loop_read()
+    return net.messages()
+
+
+def test_the_loggers_reader_takes_publish_packets_split_anywhere_in_order():
+    """The inline logger's reader (every whole QoS 0 PUBLISH of its buffer in
+    one loop, the rest paho's): packets split at every byte, a QoS 1 one among
+    them, two topics; each message once, in the order sent."""
+    from mqttflood import publish_packet
+    msgs = [(up("t1" if i % 3 else "t2"), b"E 0000cafe %d*x\n" % i) for i in range(12)]
+    packets = [publish_packet(t.encode(), p) for t, p in msgs]
+    qos1 = b"\x32" + bytes([2 + len(up("t1")) + 2 + 3]) + mqtt._str(up("t1").encode()) \
+        + b"\x00\x07" + b"q1\n"
+    stream = b"".join(packets[:6]) + qos1 + b"".join(packets[6:])
+    want = msgs[:6] + [(up("t1"), b"q1\n")] + msgs[6:]
+    for cut in range(1, len(stream)):
+        net = _inline_logger_client([stream[:cut], stream[cut:]])
+        assert _drain(net) == want, cut
+    net = _inline_logger_client([stream[i:i + 1] for i in range(len(stream))])
+    assert _drain(net) == want
+
+
+def test_a_logger_pass_takes_each_clocks_share_in_the_order_they_came():
+    from hallclock.net import mqtt as hostmqtt
+    net = _inline_logger_client([])
+    for i in range(200):
+        net._queue(up("t2"), b"flood %d" % i)
+        if i % 50 == 0:
+            net._queue(up("t1"), b"t1 %d" % i)
+    first = net.messages(hostmqtt.PASS_SHARE)
+    assert [p for t, p in first if t == up("t1")] == [b"t1 0", b"t1 50", b"t1 100", b"t1 150"]
+    assert [p for t, p in first if t == up("t2")] == [b"flood %d" % i for i in range(64)]
+    assert [p for _t, p in net.messages(hostmqtt.PASS_SHARE)] \
+        == [b"flood %d" % i for i in range(64, 128)]
+    for i in range(hostmqtt.TOPIC_QUEUE_MAX + 10):
+        net._queue(up("t2"), b"x")
+    assert net.overflow == 10 + 72
