@@ -225,6 +225,8 @@ def _say_flood(fig):
 def bench(runs=5, web_runs=20, flood=True):
     out = referee(runs)
     out.update(web(web_runs))
+    import consoleapi  # attack D: the console's grid under eight read-API loops (10 MB log)
+    out["console_grid_under_api_loop"] = consoleapi.bench()
     if flood:
         out["stolen_clock_flood"] = stolen_clock()
     return out
