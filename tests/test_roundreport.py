@@ -9,6 +9,7 @@ their records carry ``round`` from the start gong on, as the host tags them
 after the clock took the round number (hostlink.tag_round)."""
 import csv
 import json
+import re
 
 import pytest
 
@@ -120,7 +121,7 @@ def test_round_report_across_tables(logs, tmp_path):
     assert "Round 3: 4 tables of scrabble" in out
     assert "table-4" not in out  # round 2
     # the overtime: table-1, move 2, B, 50 s over its 2 minutes
-    line = next(ln for ln in out.splitlines() if "table-1" in ln and "0:50.000" in ln)
+    line = next(ln for ln in out.splitlines() if "table-1" in ln and "0:50.0" in ln)
     assert " 2 " in line and " B " in line
     # still playing at the end gong: table-1 (move 3) and table-3 (move 6); not table-2
     assert "Still playing at the end gong (ČAS 16.3): 2 games" in out
@@ -149,6 +150,34 @@ def test_round_report_across_tables(logs, tmp_path):
     assert [(r["table"], r["ms"]) for r in pause_rows] == [("table-1", "30000"),
                                                            ("table-3", "10000")]
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and plot.stat().st_size > 20000
+
+
+@pytest.mark.parametrize("width", [80, 60])
+def test_a_narrow_report_never_cuts_a_value(logs, tmp_path, monkeypatch, width):
+    """At 80 columns (and 60) no value is cut: every line fits, nothing ends
+    in an ellipsis, every table's used times stand whole; a player's totals
+    break between words, the broken line under the text; every duration is
+    given in tenths (issue 33: "A us…", "1:16…", "0:50.000" beside "0:50.0")."""
+    hall, other = logs
+    monkeypatch.setenv("COLUMNS", str(width))
+    res = run_cli("report", "--round", "3", hall, other, "--claims")
+    assert res.returncode == 0, res.stderr
+    out = res.stdout
+    lines = out.splitlines()
+    assert all(len(ln) <= width for ln in lines), max(lines, key=len)
+    assert "…" not in out
+    assert not re.search(r"\d:\d\d\.\d\d\d", out)  # one precision: tenths
+    from hallclock.views.report import fmt_short
+    from hallclock.views.roundreport import load_round
+    for tg in load_round(3, [hall, other]):
+        for player in "AB":
+            assert re.search(rf"\b{re.escape(fmt_short(tg.used(player)))}\b", out), (
+                tg.clock, player)
+    # a player's totals: continued lines start under the text, not under "A:"
+    for i, ln in enumerate(lines[:-1]):
+        if re.match(r"  [AB]: \d+ moves?,", ln) and lines[i + 1].startswith("     ") \
+                and not lines[i + 1].strip().startswith(("move", "A:", "B:")):
+            assert lines[i + 1][:5] == "     " and lines[i + 1][5] != " "
 
 
 def test_round_report_bad_input(logs, tmp_path):

@@ -18,7 +18,7 @@ from ..errors import BadInput, shown
 from .figures import (Break, Game, Move, claims, games_from_records, load_games,  # noqa: F401
                       load_log, pause_ms, players, skipped_text, totals, used_ms)
 from .modes import view_for
-from .terminal import styled
+from .terminal import print_table, print_wrapped, styled  # noqa: F401 (print_table: roundreport)
 from .words import gong_name, playout_letter, playout_step, plural
 
 
@@ -236,7 +236,7 @@ def print_report(games, console=None, header=True):
         for cells, style in zip(body, styles):
             table.add_row(*[cells[i] for i in keep], style=style)
         if g.moves:
-            console.print(table)
+            print_table(console, table)
             if narrow:
                 for moves, text in _note_lines(g, moves_notes):
                     console.print(f"  move {moves}: {text}")
@@ -259,9 +259,10 @@ def print_report(games, console=None, header=True):
                 parts.append(f"{plural(s['breaks'], 'break')} for {fmt_short(s['break_ms'])}")
             if s["lost_on_time"]:
                 parts.append("lost on time")
-            plain = f"  {player}: " + ", ".join(parts)
-            console.print(styled(console, plain, "bold red" if s["lost_on_time"] else "",
-                                 len(plain) - len("lost on time")))
+            text = ", ".join(parts)
+            print_wrapped(console, f"  {player}:", text,
+                          ("bold red", len(text) - len("lost on time")) if s["lost_on_time"]
+                          else None)
         if hall:
             used = [m.used for m in g.counted_moves()]
             if used:
@@ -337,7 +338,7 @@ def print_claims(games, console=None):
         else:
             cells.append(", ".join(notes_))
         table.add_row(*cells)
-    console.print(table)
+    print_table(console, table)
     for line in below:
         console.print(line)
 

@@ -209,7 +209,7 @@ def _print_summary(n, tables, console):
             "-" if tg.end_gong_move is None else str(tg.end_gong_move or "-"),
             playout, tg.finished()]
         t.add_row(*cells, style="bold red" if tg.overtimes else None)
-    console.print(t)
+    report.print_table(console, t)
     if any(tg.playout for tg in tables):
         _indented(console, "play-out (ČAS 16.3): " + ", ".join(
             playout_step(s) for s in ("finish_round", "one_more_move", "last_move", "over")))
@@ -222,13 +222,13 @@ def _print_summary(n, tables, console):
             t.add_column(col, no_wrap=True)
         for tg, m in over:
             t.add_row(tg.clock, str(m.move), m.player,
-                      "flag" if m.flag else (report.fmt_ms(m.overtime_ms) +
+                      "flag" if m.flag else (report.fmt_short(m.overtime_ms) +
                                              ("+" if m.unfinished else "")),
                       report.time_of_day(m.expired_at, True) or "-",
                       report.fmt_short(m.expired_t),
                       report.time_of_day(m.end_at, True) if not m.unfinished else "never",
                       style="red")
-        console.print(t)
+        report.print_table(console, t)
         if any(m.unfinished for _tg, m in over):
             console.print("  +: never pressed; over the limit up to the session's last record")
     else:
@@ -256,7 +256,7 @@ def _print_summary(n, tables, console):
                       report.fmt_short(p.ms) if p.ms is not None else "-",
                       REASON_TEXT.get(p.reason, p.reason) if p.reason else "(not tagged)",
                       p.restart or "")
-        console.print(t)
+        report.print_table(console, t)
 
 
 CSV_COLUMNS = ["round", "kind", "table", "session", "move", "player", "ms", "text",
