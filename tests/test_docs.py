@@ -243,3 +243,38 @@ def test_the_word_count_fails_one_word_over():
     assert too_long("word\n" * DESIGN_WORDS) is None
     assert too_long("a `b` c|d\n" * 1000) is None  # 3 000 words
     assert too_long("word " * (DESIGN_WORDS + 1)) == "3001 words; at most 3000"
+
+
+def benchmark_layout_problems(text):
+    """docs/benchmarks.md's shape: every ``##`` section but "Open" names its
+    code (a ``bench/`` file or a make target) and has a table whose header
+    gives the same-run baseline and the ratio."""
+    out = []
+    for section in re.split(r"^## ", text, flags=re.M)[1:]:
+        lines = section.splitlines()
+        title = lines[0]
+        if title.strip() == "Open":
+            continue
+        headers = [lines[i].lower() for i in range(len(lines) - 1)
+                   if lines[i].startswith("|") and lines[i + 1].startswith("| ---")]
+        if not any("baseline" in h and "ratio" in h for h in headers):
+            out.append("%s: no table with a baseline and a ratio column" % title)
+        if "bench/" not in title and "make " not in title and "hallclock " not in title:
+            out.append("%s: the title names no bench/ file or command" % title)
+    return out
+
+
+def test_every_benchmark_gives_its_baseline_and_ratio():
+    found = benchmark_layout_problems((ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8"))
+    assert not found, "docs/benchmarks.md:\n  " + "\n  ".join(found)
+
+
+def test_the_benchmark_layout_check_can_fail():
+    good = "## A (`bench/a.py`)\n\n| figure | baseline | measured | ratio |\n| --- | --- | --- | --- |\n"
+    assert benchmark_layout_problems(good) == []
+    assert benchmark_layout_problems("## Open\n\n- nothing\n") == []
+    no_ratio = "## B (`bench/b.py`)\n\n| figure | before | now |\n| --- | --- | --- |\n"
+    assert benchmark_layout_problems(no_ratio) == ["B (`bench/b.py`): no table with a baseline "
+                                                    "and a ratio column"]
+    no_code = good.replace("(`bench/a.py`)", "(by hand)")
+    assert benchmark_layout_problems(no_code) == ["A (by hand): the title names no bench/ file or command"]
