@@ -22,6 +22,9 @@ def register(sub):
                    "and GONG sent as 'referee')")
     p.add_argument("--referee-log", default=None, metavar="FILE",
                    help="with --broker: where the pause reasons and actions go (JSON Lines)")
+    p.add_argument("--pairings", metavar="FILE.csv",
+                   help="players' names from the pairing program: CSV with the columns "
+                   "table, A, B (and round); shown on each table's card")
     p.set_defaults(func=cmd_console)
 
 
@@ -30,6 +33,10 @@ def cmd_console(args):
     from ..hall.referee import BrokerRoundTail, BrokerSignals, make_server
     from .log import broker_args
 
+    pairings = None
+    if args.pairings is not None:
+        from ..views.pairings import load
+        pairings = load(args.pairings)  # a bad file: one line, before anything starts
     address = broker_args(args)
     tail = signals = None
     if address is not None:
@@ -51,7 +58,7 @@ def cmd_console(args):
         raise BadInput("--referee-log goes with --broker (with --log it is the log's "
                        "name with .referee.jsonl)")
     server = make_server(args.log, args.host, args.http_port, token=args.token, tail=tail,
-                         signals=signals)
+                         signals=signals, pairings=pairings)
     what = args.log if address is None else f"the hall {args.hall} on {args.broker}"
     print(f"Referee console for {what} on {url_of(server)}\n"
           f"token for START round, GONG and pause reasons: {server.token}\n"

@@ -16,6 +16,9 @@ def register(sub):
     p.add_argument("--claims", action="store_true",
                    help="also list every overtime and flag fall with its time of day "
                    "(the evidence for a claim, ČAS 10.2.6)")
+    p.add_argument("--pairings", metavar="FILE.csv",
+                   help="players' names from the pairing program: CSV with the columns "
+                   "table, A, B (and round); shown wherever a table is (docs/hall.md)")
     p.add_argument("--force", action="store_true",
                    help="replace an existing --csv/--plot file (never the log itself)")
     p.set_defaults(func=cmd_report)
@@ -34,7 +37,14 @@ def cmd_report(args):
     if args.plot is not None:
         report.check_plot_name(args.plot)
     check_outputs(outputs, inputs=[args.log], force=args.force)
+    pairings = None
+    if args.pairings is not None:
+        from ..views.pairings import load
+        pairings = load(args.pairings)  # a bad file is refused before any output
     games, skipped = report.load_log(args.log)
+    if pairings is not None:
+        from ..views.pairings import apply
+        apply(games, pairings)
     if skipped:
         print(f"hallclock: {one_line(report.skipped_text(args.log, skipped))}", file=sys.stderr)
     if args.plot is not None:

@@ -203,7 +203,11 @@ def cmd_report_round(args):
     from ..views.outfiles import check_outputs  # nothing written over (docs/contract.md)
     check_outputs([(o, p) for o, p in (("--csv", args.csv), ("--plot", args.plot)) if p],
                   inputs=logs, force=getattr(args, "force", False))
-    tables = roundreport.load_round(args.round, logs)
+    pairings = getattr(args, "pairings", None)
+    if pairings is not None:
+        from ..views.pairings import load
+        pairings = load(pairings)
+    tables = roundreport.load_round(args.round, logs, pairings)
     roundreport.print_round(args.round, tables)
     if args.csv:
         roundreport.write_csv(args.round, tables, args.csv, force=getattr(args, "force", False))

@@ -70,6 +70,7 @@ class RoundTail:
         self.referee_tail = None  # the referee log's pause tags, read as it grows
         self.tags = {}
         self.making = {}  # clock -> the lock of whoever makes its detail
+        self.pairings = None  # the players' names (--pairings), hallclock.views.pairings
         self._fresh()
 
     def _fresh(self):
@@ -172,7 +173,8 @@ def _row(tail, c, f, link):
     lost = link.get("state") == "lost" or tail.power_lost.get(name, False)
     row = {"clock": name, "mode": c.model.mode if c.model else "?",
            "round": tail.rounds.get(name), "last_heard": _day(tail.last_heard.get(name)),
-           "lost": bool(lost), "warnings": list(tail.warnings.get(name, []))}
+           "lost": bool(lost), "warnings": list(tail.warnings.get(name, [])),
+           "players": tail.pairings.label(name, tail.rounds.get(name)) if tail.pairings else ""}
     if f is None:  # a session the model could not take (a bad boot record)
         row.update({"player": None, "left": "–", "move": None, "overtime": False,
                     "paused": False, "finished": False, "playout": None, "round_left": None,
@@ -227,6 +229,8 @@ def detail(tail, clock):
             last = list(last)
             n = len(sessions)
         got = _detail(last, tags, clock, n)
+        got["players"] = tail.pairings.label(clock, tail.rounds.get(clock)) \
+            if tail.pairings else ""
         with tail.lock:
             tail.details[clock] = (key, got)
         return got
@@ -401,7 +405,7 @@ def act(referee, body, tail, signals=None):
 
 
 def make_server(log, host="127.0.0.1", port=8090, token=None, tail=None, signals=None,
-                limit=None):
+                limit=None, pairings=None):
     """An HTTP server (not yet serving) for the round's log (or, with
     ``tail``, another record source: BrokerRoundTail); port 0 picks a free one."""
     if not 0 <= port <= 65535:
@@ -411,6 +415,7 @@ def make_server(log, host="127.0.0.1", port=8090, token=None, tail=None, signals
         check_log_path(log, "the round's log file")
         note = figures.check_live_log(log)  # a file that is not a log: refused as report does
         tail = RoundTail(log)
+    tail.pairings = pairings
     referee = RefereeLog(tail.referee_path)
     handler = type("Handler", (_Handler,), {"tail": tail,
                                             "token": token or secrets.token_urlsafe(9),

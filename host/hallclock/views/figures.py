@@ -134,6 +134,7 @@ class Game:
     end_gong_move: object = None  # the move in progress at the end gong (0: none); None: no gong
     playout_over: bool = False  # B ended the last move of the play-out (ČAS 16.3 (c))
     round: int | None = None  # the round its records carry
+    names: tuple | None = None  # (A, B) from --pairings (hallclock.views.pairings)
 
     def time_of_day(self, t_ms):
         if self.clock_model is None:
@@ -453,7 +454,7 @@ def claims(games):
                 "unfinished": m.unfinished, "playout": m.playout,
                 "expired_t": m.expired_t, "expired_at": m.expired_at,
                 "start_at": m.start_at, "end_t": m.end_t, "end_at": m.end_at,
-                "limit_ms": m.limit_ms, "mode": g.mode})
+                "limit_ms": m.limit_ms, "mode": g.mode, "game": g})
     return out
 
 

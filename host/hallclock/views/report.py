@@ -151,17 +151,37 @@ def rows(game):
 def write_csv(games, path, force=False):
     from .outfiles import write_file
 
+    named = any(g.names for g in games)  # --pairings: each row's player's name
+
     def fill(f):
-        w = csv.DictWriter(f, fieldnames=COLUMNS)
+        w = csv.DictWriter(f, fieldnames=COLUMNS + (["name"] if named else []))
         w.writeheader()
         for g in games:
             for r in rows(g):
+                if named:
+                    r["name"] = g.names[0 if r["player"] == "A" else 1] \
+                        if g.names and r["player"] in ("A", "B") else ""
                 w.writerow(r)
     write_file(path, fill, force=force, what="CSV")
 
 
+def players(g):
+    """'Nováková vs Dvořák' of a game with names (--pairings), or ''."""
+    from .pairings import short
+    return f"{short(g.names[0])} vs {short(g.names[1])}" if g.names else ""
+
+
+def player_named(g, player):
+    """'B Dvořák' where the game has names (--pairings), else 'B'."""
+    from .pairings import short
+    if g.names and player in ("A", "B"):
+        return f"{player} {short(g.names[0 if player == 'A' else 1])}"
+    return player
+
+
 def _title(g):
-    return shown(f"{g.clock} · {g.mode} · session {g.session}")
+    who = players(g)
+    return shown(f"{g.clock}{' · ' + who if who else ''} · {g.mode} · session {g.session}")
 
 
 NARROW = 110  # below this many columns: no end time column, the notes below the table
@@ -310,8 +330,10 @@ def print_claims(games, console=None):
     table = Table(title="claims: every overtime and flag fall (ČAS 10.2.6, İSTAVDER)",
                   title_justify="left", box=box.SIMPLE_HEAD,
                   padding=(0, 1, 0, 0) if narrow else (0, 1), pad_edge=not narrow)
-    names = ("clock", "move", "player", "overtime", "limit ran\nout at", "device\ntime",
-             "move\nended") + (() if narrow else ("notes",))
+    named = any(g.names for g in games)
+    names = ("clock",) + (("players",) if named else ()) + (
+        "move", "player", "overtime", "limit ran\nout at", "device\ntime",
+        "move\nended") + (() if narrow else ("notes",))
     for name in names:
         table.add_column(name, justify="left" if name in ("clock", "notes") else "right",
                          no_wrap=name != "notes")
@@ -328,7 +350,8 @@ def print_claims(games, console=None):
             notes_.append("no press")
         if c["playout"]:
             notes_.append("play-out " + playout_step(c["playout"]))
-        cells = [c["clock"], str(c["move"]), c["player"],
+        cells = [c["clock"]] + ([players(c["game"])] if named else []) + [
+                 str(c["move"]), c["player"],
                  "flag" if c["flag"] else "?" if c["overtime_ms"] is None else
                  fmt_short(c["overtime_ms"]) + ("+" if c["unfinished"] else ""),
                  ran_out, device, ended]

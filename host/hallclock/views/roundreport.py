@@ -94,8 +94,9 @@ def _session_key(r):
     return (str(r.get("clock")), str(r.get("session")))
 
 
-def load_round(n, logs):
-    """Every table's game of round ``n`` in ``logs`` (and their referee logs)."""
+def load_round(n, logs, pairings=None):
+    """Every table's game of round ``n`` in ``logs`` (and their referee logs);
+    the players' names from ``pairings`` (hallclock.views.pairings), if given."""
     records, tags = [], []
     for log in logs:
         got = load_records(log)
@@ -130,6 +131,8 @@ def load_round(n, logs):
         recs = sorted(by_session[k], key=lambda r: r.get("seq") or 0)
         game = figures.games_from_records(recs)[0]
         figures.tag_pauses([game], reason_of)
+        if pairings is not None:
+            game.names = pairings.names(clock, n)
         tg = tables.get(clock)
         if tg is None:
             tg = tables[clock] = TableGame(clock, [], game.mode, [])
@@ -194,7 +197,8 @@ def _print_summary(n, tables, console):
     kw = {"box": box.SIMPLE_HEAD, "padding": (0, 1, 0, 0), "pad_edge": False, "show_edge": False,
           "collapse_padding": True} if narrow else {}
     t = Table(title=f"round {n}: the games", title_justify="left", **kw)
-    cols = ["table"] + (["mode"] if len(modes) > 1 else []) + [
+    named = any(g.names for tg in tables for g in tg.games)
+    cols = ["table"] + (["players"] if named else []) + (["mode"] if len(modes) > 1 else []) + [
         "moves", "A used", "B used", "over-\ntimes" if narrow else "overtimes", "pauses",
         "end gong in move" if not narrow else "end\ngong", "play-out", "finished"]
     for col in cols:
@@ -203,7 +207,8 @@ def _print_summary(n, tables, console):
     for tg in tables:
         steps = [s for s, _m in tg.playout]
         playout = " ".join(playout_letter(s) for s in steps) if steps else "-"
-        cells = [tg.clock] + ([tg.mode] if len(modes) > 1 else []) + [
+        cells = [tg.clock] + ([report.players(tg.games[0])] if named else []) + (
+            [tg.mode] if len(modes) > 1 else []) + [
             str(tg.moves()), report.fmt_short(tg.used("A")), report.fmt_short(tg.used("B")),
             str(len(tg.overtimes)), str(len(tg.pauses)),
             "-" if tg.end_gong_move is None else str(tg.end_gong_move or "-"),
@@ -221,7 +226,7 @@ def _print_summary(n, tables, console):
                     "device\ntime", "pressed\nat"):
             t.add_column(col, no_wrap=True)
         for tg, m in over:
-            t.add_row(tg.clock, str(m.move), m.player,
+            t.add_row(tg.clock, str(m.move), report.player_named(tg.games[0], m.player),
                       "flag" if m.flag else (report.fmt_short(m.overtime_ms) +
                                              ("+" if m.unfinished else "")),
                       report.time_of_day(m.expired_at, True) or "-",
@@ -272,7 +277,8 @@ def csv_rows(n, tables):
                "session": " ".join(tg.sessions),
                "move": "" if tg.end_gong_move is None else tg.end_gong_move, "player": "",
                "ms": a + b,
-               "text": f"{tg.mode}; {plural(tg.moves(), 'move')}; A {a} ms; "
+               "text": (f"{g0.names[0]} vs {g0.names[1]}; " if (g0 := tg.games[0]).names
+                        else "") + f"{tg.mode}; {plural(tg.moves(), 'move')}; A {a} ms; "
                        f"B {b} ms; play-out: {steps or '-'}; "
                        f"{'over' if tg.over else 'ended' if tg.ended else 'not ended'}",
                "t_ms": "", "time_of_day": ""}

@@ -35,6 +35,7 @@
     head.appendChild(el("span", "name", t.clock));
     head.appendChild(el("span", "mode", t.mode + (t.round ? " · round " + t.round : "")));
     c.appendChild(head);
+    if (t.players) { c.appendChild(el("div", "line players", t.players)); }
     c.appendChild(el("div", "left", t.left));
     var runs = t.finished ? "finished" : t.paused ? "paused (" + (t.player || "hall") + ")" :
       t.player ? t.player + "'s time" : "not running";
@@ -127,7 +128,8 @@
   function loadDetail(clock) {
     request("GET", "/api/table?clock=" + encodeURIComponent(clock), null, function (code, d) {
       if (code !== 200 || !d || open !== clock) { return; }
-      $("detail-clock").textContent = d.clock + " · " + d.mode + " · session " + d.session;
+      $("detail-clock").textContent = d.clock + (d.players ? " · " + d.players : "") +
+        " · " + d.mode + " · session " + d.session;
       var pb = $("pauses").querySelector("tbody");
       pb.textContent = "";
       d.pauses.forEach(function (p) {
