@@ -84,9 +84,11 @@ def test_an_ack_of_the_next_to_last_event_leaves_the_last_owed():
     assert sent_seqs(dev) == [1, 2, 3, 4, 5]
     host_says(dev, hostframes.ack(SID, 4), 1100)
     assert dev.acked == 4 and not dev.all_acked()
-    dev.send(1100 + RESEND_MS - 1)
+    wait = dev.rto  # the resend wait in force (three round trips of 100 ms)
+    assert wait == 303
+    dev.send(1100 + wait - 1)
     assert sent_seqs(dev) == []
-    dev.send(1100 + RESEND_MS)
+    dev.send(1100 + wait)
     assert sent_seqs(dev) == [5]
 
 
@@ -543,8 +545,9 @@ def test_a_repeated_ack_is_no_progress():
     emit(dev, 2)
     flush(dev, 1000)
     host_says(dev, hostframes.ack(SID, 1), 1000)
-    host_says(dev, hostframes.ack(SID, 1), 1000 + RESEND_MS - 10)  # nothing new
-    assert dev.next_deadline(1000 + RESEND_MS - 5) == 1000 + RESEND_MS
+    wait = dev.rto
+    host_says(dev, hostframes.ack(SID, 1), 1000 + wait - 10)  # nothing new
+    assert dev.next_deadline(1000 + wait - 5) == 1000 + wait
 
 
 def test_a_resend_request_for_the_last_event_resends_it():
@@ -602,3 +605,66 @@ def test_a_line_cut_at_the_longest_frame_is_dropped_whole():
     assert dev.next_command() is None and dev.bad == 1
     host_says(dev, frame + b"\n", 1000)  # exactly MAX_LINE: taken
     assert dev.next_command() is not None
+
+
+# -- the resend timer follows the round trip -------------------------------------
+def test_the_resend_wait_is_three_round_trips_of_an_ack_within_its_bounds():
+    """Until an ack's round trip is measured the clock waits RESEND_MS; then
+    three smoothed round trips, never under 100 ms nor over RESEND_MS: a
+    backlog behind a noisy line goes again in a time set by the line."""
+    dev = device()
+    assert dev.rto == RESEND_MS
+    emit(dev, 3)
+    flush(dev, 1000)
+    assert sent_seqs(dev) == [1, 2, 3]
+    host_says(dev, hostframes.ack(SID, 1), 1040)  # event 1 timed: 40 ms (+1: never 0)
+    assert dev.srtt == 41 and dev.rto == 123
+    assert dev.next_deadline(1041) == 1040 + 123
+    dev.send(1040 + 122)
+    assert sent_seqs(dev) == []
+    dev.send(1040 + 123)  # nothing new for three round trips: from the first owed
+    assert sent_seqs(dev) == [2, 3]
+    dev2 = device()
+    emit(dev2, 1)
+    flush(dev2, 1000)
+    host_says(dev2, hostframes.ack(SID, 1), 1005)
+    assert dev2.rto == 100  # the floor: a host's fsync under load
+    dev3 = device()
+    emit(dev3, 1)
+    flush(dev3, 1000)
+    host_says(dev3, hostframes.ack(SID, 1), 1000 + RESEND_MS)  # a slow host
+    assert dev3.rto == RESEND_MS
+
+
+def test_timeouts_in_a_row_double_the_wait_and_a_resent_event_is_not_timed():
+    """A host gone away: each resend waits twice the last, up to RESEND_MS
+    (the old steady pace, airtime and garbage on the clock); the first
+    progress ends the doubling; an ack of an event sent more than once says
+    nothing of the round trip (which sending?)."""
+    dev = device()
+    emit(dev, 1)
+    flush(dev, 1000)
+    host_says(dev, hostframes.ack(SID, 1), 1040)
+    assert dev.rto == 123
+    emit(dev, 1)
+    flush(dev, 1100)
+    assert sent_seqs(dev) == [1, 2]
+    t = 1040
+    waits = []
+    for _ in range(6):
+        t += dev.rto
+        dev.send(t)
+        assert sent_seqs(dev) == [2], t
+        waits.append(dev.rto)
+    assert waits == [246, 492, 984, RESEND_MS, RESEND_MS, RESEND_MS]
+    host_says(dev, hostframes.ack(SID, 2), t + 30)  # after the resends: not timed ...
+    assert dev.srtt == 41 and dev.rto == 123  # ... but progress: the doubling is over
+    emit(dev, 1)
+    flush(dev, t + 40)
+    host_says(dev, hostframes.ack(SID, 3), t + 100)  # a fresh event: timed again
+    assert dev.srtt == 41 + (61 - 41) // 4 and dev.rto == 3 * dev.srtt
+    dev4 = device()
+    emit(dev4, 1)
+    flush(dev4, 1000)
+    host_says(dev4, hostframes.ack(SID, 1), 1000)  # an ack in the same ms is measured too
+    assert dev4.srtt == 1 and dev4.rto == 100

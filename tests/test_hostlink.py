@@ -131,6 +131,30 @@ def test_the_live_view_hears_each_stored_record_once_after_its_ack(tmp_path):
     assert host.stored == []
 
 
+def test_a_new_hole_is_asked_for_at_once_and_the_same_one_after_three_round_trips(tmp_path):
+    """Catch-up at line speed: a second hole right after the first is asked
+    for at once (not RESEND_ASK_S after the first request), and once a
+    request's round trip is measured the same hole is asked for again after
+    three of them (docs/protocol.md)."""
+    host, sent, clock = host_at(tmp_path)
+    host.feed(hello() + boot())
+    t = clock.now
+    host.feed(ev(3))  # 2 lost
+    assert hostframes.resend(SID, 2) in sent
+    clock.now = t + 0.04
+    host.feed(ev(2) + ev(3))  # the request's round trip: 40 ms
+    del sent[:]
+    clock.now = t + 0.05
+    host.feed(ev(5))  # 4 lost: a new hole, asked for at once
+    assert sent.count(hostframes.resend(SID, 4)) == 1
+    for dt, asks in ((0.05 + 0.119, 0), (0.05 + 0.121, 1)):
+        del sent[:]
+        clock.now = t + dt
+        host.feed(ev(6))
+        assert sent.count(hostframes.resend(SID, 4)) == asks, dt
+    assert [r["seq"] for r in stored(host)] == [1, 2, 3]
+
+
 def test_a_missing_event_is_asked_for_at_most_every_resend_ask_s(tmp_path):
     assert RESEND_ASK_S == 0.5
     host, sent, clock = host_at(tmp_path)

@@ -23,6 +23,8 @@ _BURST = const(2)  # frames sent per poll at most (events, hellos, gap frames): 
 # frame's garbage (on Wi-Fi about 1 KB) is collected between two passes
 BURST_GAP_MS = const(20)  # wake this soon again while frames wait to be sent
 RESEND_MS = const(1500)  # resend what is unacknowledged after this long without progress
+# ... at most; once an ack's round trip is measured, after a few round trips
+_RTO_MIN_MS = const(100)  # never sooner (a host's fsync under load takes tens of ms)
 HELLO_MS = const(5000)  # re-introduce ourselves this often while the host is silent
 _QUEUE = const(16)  # host commands kept between two passes of the loop
 
@@ -74,6 +76,13 @@ class DeviceLink:
         self.first = 1  # oldest event still held
         self.next_send = 1  # next event to (re)send
         self.progress = now  # last time the host acknowledged something new
+        # the resend timer follows the round trip measured (one event timed at
+        # a time, never a resent one: its ack could be the first sending's)
+        self.rto = RESEND_MS
+        self.srtt = 0  # smoothed round trip, ms (0: none measured yet)
+        self.timed = 0  # the event being timed (0: none)
+        self.timed_at = now
+        self.sent_max = 0  # the newest event sent at least once
         self.heard = now  # last time a sound frame came from the host
         self.probe = 0  # host away: resend only up to this event (0: everything)
         self.last_hello = now
@@ -124,10 +133,10 @@ class DeviceLink:
                 or self.gap_owed:
             return ticks_add(now, BURST_GAP_MS)
         if self.seq > self.acked:
-            return ticks_add(self.progress, RESEND_MS)
+            return ticks_add(self.progress, self.rto)
         return None
 
-    def _send(self, seq):
+    def _send(self, seq, now):
         r = self.ring
         i = (seq % self.cap) * _F
         text = None
@@ -138,6 +147,11 @@ class DeviceLink:
             text = self.mode + ":" + self.settings_text
         elif code == EV_HEALTH and seq == self.health_seq:
             text = self.health_text
+        if seq > self.sent_max:  # a first sending: time it if none is timed
+            self.sent_max = seq
+            if not self.timed:
+                self.timed = seq
+                self.timed_at = now
         self.uart.write(protocol.event(self.sid, seq, r[i], code, r[i + 2],
                                        r[i + 3], r[i + 4], r[i + 5], text))
 
@@ -174,9 +188,12 @@ class DeviceLink:
     def send(self, now):
         """Send what is due, at most ``burst`` frames: an owed hello first, an
         owed gap frame, new events, and resends after RESEND_MS."""
-        if self.seq > self.acked and ticks_diff(now, self.progress) >= RESEND_MS:
+        if self.seq > self.acked and ticks_diff(now, self.progress) >= self.rto:
             self.next_send = self.acked + 1  # nothing acknowledged for a while: go back
             self.progress = now
+            self.timed = 0
+            # each timeout in a row waits twice as long, up to RESEND_MS (a host away)
+            self.rto = self.rto * 2 if self.rto < RESEND_MS // 2 else RESEND_MS
             # The host silent for HELLO_MS (its outage, a cut line): only the
             # oldest event goes again, as a probe, not the whole backlog every
             # RESEND_MS (airtime, and garbage on the clock's heap); the first
@@ -196,9 +213,15 @@ class DeviceLink:
             sent += 1
         last = self.probe if self.probe else self.seq
         while self.next_send <= last and sent < self.burst:
-            self._send(self.next_send)
+            self._send(self.next_send, now)
             self.next_send += 1
             sent += 1
+
+    def _rto(self):
+        """The resend timer: three smoothed round trips of an ack (which waits
+        for the host's fsync), within its bounds."""
+        rto = 3 * self.srtt
+        self.rto = _RTO_MIN_MS if rto < _RTO_MIN_MS else (RESEND_MS if rto > RESEND_MS else rto)
 
     def _feed(self, n, now):
         rx = self.rx
@@ -238,6 +261,12 @@ class DeviceLink:
                 if seq > self.acked:
                     self.acked = seq
                     self.progress = now
+                    if self.timed and seq >= self.timed:
+                        self.timed = 0
+                        ms = ticks_diff(now, self.timed_at) + 1  # (0: none measured)
+                        self.srtt = ms if not self.srtt else self.srtt + (ms - self.srtt) // 4
+                    if self.srtt:  # (progress also ends the timeouts' doubling)
+                        self._rto()
                 if self.next_send <= self.acked:
                     self.next_send = self.acked + 1
             else:
@@ -245,8 +274,9 @@ class DeviceLink:
                     self.gap_owed = True
                     seq = self.first
                 if seq <= self.seq:
-                    self.next_send = seq
+                    self.next_send = seq  # the host says what it misses: from there, now
                 self.progress = now
+                self.timed = 0
         elif kind == "W":
             self.hello_owed = True
             self.progress = ticks_add(now, -RESEND_MS)  # and resend at once

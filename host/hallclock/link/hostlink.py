@@ -15,7 +15,8 @@ from ..errors import shown
 from .logfile import host_time, read_records
 from .health import health_fields
 
-RESEND_ASK_S = 0.5  # ask again for a missing event at most this often
+RESEND_ASK_S = 0.5  # ask again for the same missing event at most this often ...
+RESEND_ASK_MIN_S = 0.05  # ... and, once the round trip of an ask is measured, 3 of them
 WHO_ASK_S = 0.5  # ask an unknown session who it is at most this often
 RESTORE_RETRY_S = 2.0  # send the restore again if the clock has not taken it
 RESTORE_TRIES = 5
@@ -28,6 +29,8 @@ class Session:
         self.mode = mode
         self.expected = 1
         self.asked = 0.0
+        self.asked_for = 0  # the event the last resend request asked for
+        self.ask_rtt = 0.0  # smoothed time from a request to its event's arrival (0: none yet)
         self.ended = False
         self.restore = None  # the S frame to send (bytes) until the clock takes it
         self.restore_next = 0.0
@@ -133,6 +136,11 @@ class HostLink:
         if tokens is None:
             if line.strip():
                 self.bad += 1
+                # a damaged line may have been the clock's last event: ask now,
+                # not after the clock's resend timer (the request is cheap)
+                s = self.current
+                if s is not None and not s.ended:
+                    self._ask(s)
             return
         kind = tokens[0]
         if kind == "H":
@@ -178,11 +186,12 @@ class HostLink:
                 self.dups += 1
                 return
             if seq > s.expected:
-                now = self.time()
-                if now - s.asked > RESEND_ASK_S:
-                    s.asked = now
-                    self.send(hostframes.resend(sid, s.expected))
+                self._ask(s)
                 return
+            if seq == s.asked_for and s.asked:
+                rtt = self.time() - s.asked
+                s.ask_rtt = rtt if not s.ask_rtt else s.ask_rtt + (rtt - s.ask_rtt) / 4
+                s.asked = 0.0
             self._store(s, tokens)
         elif kind == "G":
             sid = tokens[1]
@@ -200,6 +209,18 @@ class HostLink:
                 acks[sid] = True
         else:
             self.bad += 1  # a host frame echoed back, or one not meant for us
+
+    def _ask(self, s):
+        """Ask the clock for ``s.expected`` onwards: a new hole at once; the
+        same one again after three round trips of a request (at most
+        RESEND_ASK_S)."""
+        now = self.time()
+        again = min(RESEND_ASK_S, max(RESEND_ASK_MIN_S, 3 * s.ask_rtt)) \
+            if s.ask_rtt else RESEND_ASK_S
+        if s.asked_for != s.expected or now - s.asked > again:
+            s.asked = now
+            s.asked_for = s.expected
+            self.send(hostframes.resend(s.sid, s.expected))
 
     def _new_session(self, s):
         """A session we have not heard in this run: if the same clock's
