@@ -14,7 +14,7 @@ import common  # noqa: E402
 
 
 PARTS = ("timing", "fwcost", "latency", "scale", "unixheap", "heap32", "mqtt", "display",
-         "console", "tls")
+         "console", "tls", "catchup")
 
 
 def main(argv=None):
@@ -23,8 +23,7 @@ def main(argv=None):
                                                   "results.json"))
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     ap.add_argument("--only", action="append",
-                    help="timing, fwcost, latency, scale, unixheap, heap32, mqtt, display, "
-                    "console, tls")
+                    help=", ".join(PARTS))
     args = ap.parse_args(argv)
     only = set(args.only or PARTS)
     res = {"machine": common.machine(), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -50,6 +49,7 @@ def main(argv=None):
     import display
     import consoleapi
     import tlscost
+    import catchup
     if args.quick:
         part("timing", lambda: timing.bench(round_ms=12 * 60000, seeds=[1]))
         part("fwcost", fwcost.bench)
@@ -62,6 +62,8 @@ def main(argv=None):
         part("display", lambda: display.bench(examples=50, say=common.say))
         part("console", lambda: consoleapi.bench(quick=True, say=common.say))
         part("tls", lambda: tlscost.measure(4))
+        part("catchup", lambda: catchup.bench(presses=20, say=common.say,
+                                              only=["both ways", "split"]))
     else:
         part("timing", timing.bench)
         part("fwcost", fwcost.bench)
@@ -73,6 +75,7 @@ def main(argv=None):
         part("display", lambda: display.bench(say=common.say))
         part("console", lambda: consoleapi.bench(say=common.say))
         part("tls", tlscost.measure)
+        part("catchup", lambda: catchup.bench(say=common.say))
     res["seconds"]["total"] = round(time.monotonic() - t_all, 1)
     if args.only and not args.quick and os.path.exists(args.out):
         # one benchmark run again: the others' figures stay (each table's

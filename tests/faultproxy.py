@@ -52,12 +52,14 @@ class Faults:
     """Per-direction fault rates (per byte), delays in seconds, and the chance
     of a line of noise before a chunk (the first chunk always gets one)."""
 
-    def __init__(self, drop=0.0, flip=0.0, dup=0.0, delay=(0.0, 0.0), noise=0.0, sweep=0):
+    def __init__(self, drop=0.0, flip=0.0, dup=0.0, delay=(0.0, 0.0), noise=0.0, sweep=0,
+                 split=False):
         self.drop = drop
         self.flip = flip
         self.dup = dup
         self.delay = delay
         self.noise = noise
+        self.split = split  # every byte its own write (a USB bridge flushing each byte)
         self.sweep = sweep  # bytes of the 0x00..0xff cycle put before each chunk
 
 
@@ -194,6 +196,10 @@ class FaultProxy(threading.Thread):
             self.stats["cut_bytes"] += len(data)
             return
         data = self._mangle(data, faults)
+        if faults.split:
+            for i in range(len(data)):
+                self._put(direction, data[i:i + 1], faults.delay, now)
+            return
         self._put(direction, data, faults.delay, now)
 
     def _put(self, direction, data, delay, now):

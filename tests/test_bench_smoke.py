@@ -60,3 +60,17 @@ def test_start_spread_seals_its_start_and_every_clock_starts():
     res = mqttscale.start_spread(3, workers=1)
     assert "FAILED" not in res, res
     assert res["started"] == 3 and res["spread_ms"] >= 0
+
+
+def test_catchup_benchmark_times_each_fault_mode_against_the_clean_line():
+    """The catch-up benchmark plays a game through the fault proxy, checks
+    the log against the clean line's (nothing lost, nothing doubled) and
+    gives the seconds of each mode with the clean line's beside them."""
+    import catchup
+    assert len(catchup.modes()) == 7
+    res = catchup.bench(presses=4, only=["both ways"])
+    assert "FAILED" not in res, res
+    assert res["events"] > 8 and res["baseline_s"] > 0
+    [mode] = res["modes"]
+    assert "FAILED" not in mode, mode
+    assert mode["mode"] == "noisy both ways" and mode["seconds"] > 0
