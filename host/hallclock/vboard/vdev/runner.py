@@ -182,13 +182,32 @@ class Runner:
         if self.period is not None:
             lo, hi = self.period
             self.rand = (self.rand * 75 + 74) % 65537
-            return self.ms + lo + self.rand % (hi - lo + 1)
+            nxt = self.ms + lo + self.rand % (hi - lo + 1)
+            return self._button_wake(nxt)
         now = self.now()
         nxt = self.ms + ticks_diff(self.app.next_wake(now), now)
         if self.edges and self.edges[0][0] < nxt:
             nxt = self.edges[0][0]
         if self.ai < len(self.actions) and self.actions[self.ai][0] < nxt:
             nxt = self.actions[self.ai][0]
+        return nxt if nxt > self.ms else self.ms + 1
+
+    def _button_wake(self, nxt):
+        """A jittered loop is woken sooner by a button, as the board's
+        (hw.wait returns on the pin's edge interrupt): at an edge or a press
+        of the script, and at the debouncer's deadline (the press is taken
+        then, not at a pass up to a period later)."""
+        if self.edges and self.edges[0][0] < nxt:
+            nxt = self.edges[0][0]
+        if self.ai < len(self.actions) and self.actions[self.ai][0] < nxt \
+                and self.actions[self.ai][1] in ("press", "hold", "bounce"):
+            nxt = self.actions[self.ai][0]
+        now = self.now()
+        due = self.app.panel.buttons.next_deadline(now)
+        if due is not None:
+            at = self.ms + ticks_diff(due, now)
+            if at < nxt:
+                nxt = at
         return nxt if nxt > self.ms else self.ms + 1
 
     def pace(self, real_ms):
