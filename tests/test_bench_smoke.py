@@ -74,3 +74,13 @@ def test_catchup_benchmark_times_each_fault_mode_against_the_clean_line():
     [mode] = res["modes"]
     assert "FAILED" not in mode, mode
     assert mode["mode"] == "noisy both ways" and mode["seconds"] > 0
+
+
+def test_a_jittered_loop_is_woken_by_the_button_and_its_debounce_deadline():
+    """The board's loop sleeps until its deadline or a pin's edge (hw.wait);
+    the virtual jittered loop too: a clean press leaves exactly at the
+    debouncer's 12 ms after the edge, a bouncing one 12 ms after its last
+    bounce (9 ms), never a jittered period later (device time: no timing)."""
+    res = latency.measure((1, 20), presses=10)
+    assert res["clean_ms"]["max"] == 12 and res["clean_ms"]["n"] == 5
+    assert res["bouncing_ms"]["max"] == 21
