@@ -22,6 +22,8 @@ def main(argv=None):
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                   "results.json"))
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
+    ap.add_argument("--clocks", type=int, default=200,
+                    help="clocks of the hall-network run (mqtt; 200: a big hall)")
     ap.add_argument("--only", action="append",
                     help=", ".join(PARTS))
     args = ap.parse_args(argv)
@@ -71,7 +73,7 @@ def main(argv=None):
         part("scale", lambda: scale.bench(say=common.say))
         part("unixheap", unixheap.bench)
         part("heap32", lambda: heap32.bench(say=common.say))
-        part("mqtt", lambda: mqttscale.bench(say=common.say))
+        part("mqtt", lambda: mqttscale.bench(sizes=(args.clocks,), say=common.say))
         part("display", lambda: display.bench(say=common.say))
         part("console", lambda: consoleapi.bench(say=common.say))
         part("tls", tlscost.measure)

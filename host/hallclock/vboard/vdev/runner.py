@@ -196,19 +196,21 @@ class Runner:
         """A jittered loop is woken sooner by a button, as the board's
         (hw.wait returns on the pin's edge interrupt): at an edge or a press
         of the script, and at the debouncer's deadline (the press is taken
-        then, not at a pass up to a period later)."""
-        if self.edges and self.edges[0][0] < nxt:
+        then, not at a pass up to a period later).  Only what lies ahead: a
+        deadline already due is the next jittered pass's."""
+        ms = self.ms
+        if self.edges and ms < self.edges[0][0] < nxt:
             nxt = self.edges[0][0]
-        if self.ai < len(self.actions) and self.actions[self.ai][0] < nxt \
+        if self.ai < len(self.actions) and ms < self.actions[self.ai][0] < nxt \
                 and self.actions[self.ai][1] in ("press", "hold", "bounce"):
             nxt = self.actions[self.ai][0]
         now = self.now()
         due = self.app.panel.buttons.next_deadline(now)
         if due is not None:
-            at = self.ms + ticks_diff(due, now)
-            if at < nxt:
+            at = ms + ticks_diff(due, now)
+            if ms < at < nxt:
                 nxt = at
-        return nxt if nxt > self.ms else self.ms + 1
+        return nxt
 
     def pace(self, real_ms):
         """Simulated time must not outrun the link: while the device holds
