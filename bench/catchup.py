@@ -65,7 +65,7 @@ def modes():
 
 
 def _strip(records):
-    from hallclock.link.health import without_health
+    from healthlog import without_health  # tests/healthlog.py
     return [{k: v for k, v in r.items() if k != "host_time"} for r in without_health(records)]
 
 
