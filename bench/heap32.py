@@ -241,7 +241,7 @@ def _game(vm, mode, link, minutes, outage, trace):
 
 def bench(quick=False, say=None):
     from hallclock.vboard import unixport as mpunix
-    from hallclock_fw.hw.device import GC_THRESHOLD
+    from hallclock_fw.hw.boot import GC_THRESHOLD
     minutes = 10 if quick else 40
     outage = (4 * 60000, 9 * 60000) if quick else OUTAGE
     res = {"gc_area": GC_AREA, "gc_threshold": GC_THRESHOLD, "minutes": minutes,

@@ -24,6 +24,7 @@ from hallclock import hostframes
 from hallclock_fw.core.timing import ticks_diff
 from hallclock_fw.events import EV_HEALTH
 from hallclock_fw.hw import device
+from hallclock_fw.hw.boot import GC_THRESHOLD
 from hallclock_fw.settings import parse
 
 sys.path.insert(0, os.path.join(ROOT, "tests"))
@@ -67,7 +68,7 @@ def test_health_at_boot_and_every_ten_minutes_and_in_the_report(tmp_path):
         assert r["longest_pass_ms"] >= 0
         assert "idf_free" not in r  # the unix port has no IDF heap
     # the threshold is a number of bytes, not a share of the free heap
-    want = int(device.GC_THRESHOLD * mpunix.word_ratio("scrabble")) + mpunix.HARNESS_GC_BYTES
+    want = int(GC_THRESHOLD * mpunix.word_ratio("scrabble")) + mpunix.HARNESS_GC_BYTES
     assert want - 32 < fig["threshold"] <= want  # (the port keeps it in 32-byte blocks)
     # the CPython virtual clock runs the same passes (hw/device.py one_pass):
     # its reports come at the same seq and t_ms, with no heap to report; the
@@ -331,7 +332,7 @@ def test_a_serial_clock_stays_inside_the_first_gc_area(mode):
     fig = heap32.game(mode, "serial", minutes=3, outage=(60000, 120000))
     assert fig["peak_in_outage"] > 0  # the outage was measured
     assert fig["peak"] <= heap32.GC_AREA, fig
-    assert fig["after_boot"] + device.GC_THRESHOLD <= heap32.GC_AREA, fig
+    assert fig["after_boot"] + GC_THRESHOLD <= heap32.GC_AREA, fig
 
 
 # -- the board's own parts: hw/esp32.py on a fake `machine` and `esp32` ---------

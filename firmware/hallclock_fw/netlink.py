@@ -80,17 +80,13 @@ def shed():
     dropped from the heap (docs/micropython.md "Boot-only code"): the work
     of the NetLink's and the MQTT client's constructors (``_build``), the
     CONNECT packet's builder, the keys' parser, the session id's draw, the
-    topic names' format.  Nothing on a clock builds a second link.  The
-    host (CPython), which builds many, keeps them."""
-    import sys
-    if sys.implementation.name != "micropython":
-        return
-    # (a class's methods stay: deleting one frees no code in the VM; module
-    # functions do)
-    for mod, names in ((mqtt, ("connect_packet", "_build")), (seal, ("key_bytes",)),
-                       (sys.modules[__name__], ("_link_sid", "topic", "_build"))):
-        for name in names:
-            mod.__dict__.pop(name, None)
+    topic names' format, and this function.  Nothing on a clock builds a
+    second link.  The host (CPython), which builds many, keeps them.
+    (Module functions: a class's method deleted frees no code in the VM.)"""
+    from .forget import forget
+    forget("hallclock_fw.mqtt", "connect_packet", "_build")
+    forget("hallclock_fw.seal", "key_bytes")
+    forget(__name__, "_link_sid", "topic", "_build", "shed")
 
 
 class NetLink:

@@ -192,13 +192,8 @@ class Setup:
         app.setup_next = False
         panel = app.panel
         panel.shown[0] = panel.shown[1] = None
-        import sys
-        name = "hallclock_fw.setup_mode"
-        if name in sys.modules:
-            del sys.modules[name]
-            pkg = sys.modules.get("hallclock_fw")
-            if pkg is not None and "setup_mode" in pkg.__dict__:
-                delattr(pkg, "setup_mode")
+        from .forget import forget
+        forget("hallclock_fw.setup_mode", always=True)  # no host code imports it
         if app.shed is not None:  # ... and the settings' module (hw/device.py shed)
             app.shed(app)
 

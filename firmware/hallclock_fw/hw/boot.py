@@ -5,22 +5,31 @@ it imported, again (docs/micropython.md "Boot-only code").
 """
 import gc
 
+from micropython import const
+
+from ..app import _MICROPYTHON
 from ..events import BTN_PAUSE, BTN_START, EV_REFUSED
-from .device import _MICROPYTHON, GC_THRESHOLD, _forget, make_app
+
+# Automatic collections after this many bytes allocated: a fixed figure, not
+# gc.mem_free()'s (on the ESP32 it counts IDF memory too); the bound on the
+# garbage if the loop's own collections (hw/device.py) did not run.
+GC_THRESHOLD = const(6144)
 
 
-def start(hw):
-    """Configuration and self-test, then the App (not yet looping); None
-    when PAUSE is held at power-on (the console stays with the REPL)."""
+def start(hw, make_app):
+    """Configuration and self-test, then the App (``make_app``, not yet
+    looping); None when PAUSE is held at power-on (the console stays with
+    the REPL)."""
     if hw.panel.buttons.held_now(BTN_PAUSE):
         hw.console("hallclock: PAUSE held at power-on: the console is left to the REPL")
         return None
     now = hw.ticks_ms()
+    from ..forget import forget
     from . import config as config_mod
     cfg = config_mod.parse(hw.read_config(), hw.default_clock)
     del config_mod
-    _forget("hallclock_fw.hw.config")
-    _forget("hallclock_fw.names")  # the name grammar: read by config.py only
+    forget("hallclock_fw.hw.config")
+    forget("hallclock_fw.names")  # the name grammar: read by config.py only
     hw.set_brightness(cfg.brightness)
     if hw.panel.buttons.held_now(BTN_START):
         from . import selftest
@@ -44,7 +53,7 @@ def start(hw):
         for disp in hw.panel.displays:
             if disp is not None:
                 disp.show(code, False)
-    _forget("hallclock_fw.hw.selftest")
+    forget("hallclock_fw.hw.selftest")
     if _MICROPYTHON:
         # The emergency exception buffer (a traceback out of an IRQ even with
         # the heap full) and the automatic-collection threshold, a fixed

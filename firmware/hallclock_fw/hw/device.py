@@ -57,31 +57,11 @@ _GC_GARBAGE = const(1024)  # ... unless this much garbage built up (a burst of r
 #  of the last one, app.events at the last one, heap in use just after it]
 #  -- read by the unix VM's heap accounting (tests, bench)
 GC = [0, 0, 0, 0, 0]
-# Automatic collections after this many bytes allocated: a fixed figure, never
-# one taken from gc.mem_free() (on the ESP32 since 1.22 that includes the
-# largest free IDF block, so three quarters of it is more than the GC heap).
-# The loop's own collections keep the garbage under _GC_GARBAGE plus one
-# pass's frames; this is the bound if they did not: the heap's peak is at
-# most the live heap plus this, inside the first 56 000-byte area for a
-# serial clock (docs/micropython.md "The heap model").
-GC_THRESHOLD = const(6144)
 WDT_MS = const(10000)  # the watchdog's timeout: ten times the longest healthy pass
 _HEALTH_MS = const(600000)  # a health event every 10 minutes (and at boot)
 # _MICROPYTHON (app.py's): CPython (the tests of this module on fakes) has its
 # own collector and none of MicroPython's heap figures: there these steps do
 # nothing.
-
-
-def _forget(name):
-    """Drop a boot-only module, so the next collection frees its code (on
-    MicroPython; CPython keeps its modules, tests hold references to them)."""
-    if not _MICROPYTHON or name not in sys.modules:
-        return
-    del sys.modules[name]
-    parent, _dot, attr = name.rpartition(".")
-    pkg = sys.modules.get(parent)
-    if pkg is not None and attr in pkg.__dict__:
-        delattr(pkg, attr)
 
 
 def idle_collect(now, due, events=0):
@@ -121,14 +101,15 @@ def shed(app):
     modes not running.  After boot, and after the host's settings, a restore
     or set-up at the clock (app.py calls ``app.shed``); the next of those
     imports them again (docs/micropython.md "Boot-only code")."""
+    from ..forget import forget
     modes = sys.modules.get("hallclock_fw.modes")
     if modes is not None:
         for mode in modes.CORES:
             if mode != app.mode:
-                _forget("hallclock_fw.core." + mode)
-    _forget("hallclock_fw.modes")
-    _forget("hallclock_fw.settings")
-    _forget("hallclock_fw.events")
+                forget("hallclock_fw.core." + mode)
+    forget("hallclock_fw.modes")
+    forget("hallclock_fw.settings")
+    forget("hallclock_fw.events")
 
 
 def make_app(panel, uart, mode, settings, clock, sid, now):
@@ -153,9 +134,10 @@ def start(hw):
     collector's set-up too), dropped again once the App is built, and a
     collection that frees it."""
     from . import boot
-    app = boot.start(hw)
+    app = boot.start(hw, make_app)
     del boot
-    _forget("hallclock_fw.hw.boot")
+    from ..forget import forget
+    forget("hallclock_fw.hw.boot")
     if _MICROPYTHON:
         gc.collect()
     return app

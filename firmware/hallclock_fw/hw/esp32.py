@@ -70,11 +70,11 @@ def load(name):
     this one call and dropped again (its bytecode would take heap the whole
     game).  (``load``: a name the port has already, none more interned.)"""
     from . import esp32rare
-    from .device import _forget
+    from ..forget import forget
     fn = getattr(esp32rare, name)
     del esp32rare
-    _forget("hallclock_fw.hw.esp32rare")
-    _forget("hallclock_fw.hw.board")  # the pin numbers: read by esp32rare.start only
+    forget("hallclock_fw.hw.esp32rare")
+    forget("hallclock_fw.hw.board")  # the pin numbers: read by esp32rare.start only
     return fn
 
 
@@ -84,7 +84,8 @@ class ESP32:
     or rarely is in hw/esp32rare.py, imported for the call."""
 
     def __init__(self):
-        self.panel, self.uart, self.displays, self.default_clock = load("start")()
+        self.panel, self.displays, self.default_clock = load("start")()
+        self.uart = StdioLink()
         self.wdt = None
 
     ticks_ms = staticmethod(time.ticks_ms)

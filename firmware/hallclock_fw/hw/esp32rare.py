@@ -20,11 +20,10 @@ from . import board
 
 
 def start():
-    """``ESP32()``: (panel, link, displays, default clock name): pins, PWM
-    and displays from ``board.py``, the panel put together with
+    """``ESP32()``: (panel, displays, default clock name): pins, PWM and
+    displays from ``board.py``, the panel put together with
     ``panel.build_panel`` (the same call the virtual device makes on fake
-    pins), the USB serial link."""
-    from .esp32 import StdioLink
+    pins)."""
     from .panel import build_panel
     from .tm1637 import TM1637
     now = time.ticks_ms()
@@ -39,7 +38,7 @@ def start():
     panel = build_panel(buttons, buzzer, leds, hall, displays, now)
     panel.buttons.arm()
     # (format strings longer than 10 characters: not interned names on the board)
-    return (panel, StdioLink(), displays,
+    return (panel, displays,
             "clock-%02x%02x%02x" % tuple(machine.unique_id()[-3:]))
 
 
@@ -58,13 +57,13 @@ def read_config(hw):
 def save_settings(hw, mode, values):
     """Set-up at the clock saves (hw/config.py: old or new, never broken)."""
     from . import cfgsave
-    from .device import _forget
+    from ..forget import forget
     text = cfgsave.cfg_text(read_config(hw), mode, values)
     cfgsave.save(cfgsave.BoardFiles(), text)
     del cfgsave
-    _forget("hallclock_fw.hw.cfgsave")  # only for the save
-    _forget("hallclock_fw.hw.config")  # boot-only again
-    _forget("hallclock_fw.names")
+    forget("hallclock_fw.hw.cfgsave")  # only for the save
+    forget("hallclock_fw.hw.config")  # boot-only again
+    forget("hallclock_fw.names")
 
 
 def session_id(hw):

@@ -14,7 +14,6 @@ hall network): a host name would need a DNS lookup, which blocks.
 """
 import select
 import socket
-import sys
 
 import network
 from micropython import const
@@ -117,30 +116,29 @@ def link(net, clock, ticks_ms):
     ``netlink.shed``); here, so that the serial clock does not carry the code
     that drops them (docs/micropython.md "Boot-only code")."""
     host, _, port = net["broker"].rpartition(":")
+    from ..forget import forget
     from . import cfgsave
     saved = cfgsave.load_counter(cfgsave.BoardFiles())  # no START older than the last taken
     del cfgsave
-    sys.modules.pop("hallclock_fw.hw.cfgsave", None)
+    forget("hallclock_fw.hw.cfgsave", always=True)
     wifi = WifiLink(net["wifi_ssid"], net["wifi_password"], host, int(port), net["hall"], clock,
                     net["user"], net["password"], ticks_ms, net["key"], net["hall_key"],
                     saved, _keep_signal)
-    if sys.implementation.name == "micropython":
-        from . import esp32
-        esp32.__dict__.pop("StdioLink", None)
-        # the one link is built: the code that built it goes (netlink.shed)
-        globals().pop("link", None)
-        globals().pop("_build", None)
-        shed()
+    forget("hallclock_fw.hw.esp32", "StdioLink")
+    # the one link is built: the code that built it goes (netlink.shed)
+    forget(__name__, "link", "_build")
+    shed()
     return wifi
 
 
 def _keep_signal(ctr):
     """The referee's signal counter the link took, into flash (a few a round),
     with the cfg's power-cut-safe save; the module only for the save."""
+    from ..forget import forget
     from . import cfgsave
     cfgsave.save_counter(cfgsave.BoardFiles(), ctr)
     del cfgsave
-    sys.modules.pop("hallclock_fw.hw.cfgsave", None)
+    forget("hallclock_fw.hw.cfgsave", always=True)
 
 
 def _build(self, wifi_ssid, wifi_password, host, port, hall, clock, user, password, ticks,

@@ -11,7 +11,7 @@ gc_largest, longest_pass_ms) and a text of ``;``-separated parts:
     mp=<a.b.c>                  ... MicroPython's version
     part=<label>:<KiB>,...      ... the flash partitions (esp32.Partition)
 """
-from hallclock_fw.hw.device import GC_THRESHOLD
+from hallclock_fw.hw.boot import GC_THRESHOLD
 
 GC_AREA = 56000  # the ESP32's first GC area since MicroPython 1.22 (docs/micropython.md)
 IDF_FREE_MIN = 32768  # Wi-Fi takes 28-46 KB of the IDF heap, each lwIP socket 4-7 KB

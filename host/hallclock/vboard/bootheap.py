@@ -309,11 +309,13 @@ def boot_steps(mode, link, actions, values):
     imports = ("from hallclock_fw.hw import device, esp32\n"
                "from hallclock_fw.hw import esp32rare, boot, config\n"
                "del esp32rare, boot, config\n"
-               "device._forget('hallclock_fw.hw.esp32rare')\n"
-               "device._forget('hallclock_fw.hw.board')\n"
-               "device._forget('hallclock_fw.hw.boot')\n"
-               "device._forget('hallclock_fw.hw.config')\n"
-               "device._forget('hallclock_fw.names')\n"
+               "from hallclock_fw.forget import forget\n"
+               "forget('hallclock_fw.hw.esp32rare')\n"
+               "forget('hallclock_fw.hw.board')\n"
+               "forget('hallclock_fw.hw.boot')\n"
+               "forget('hallclock_fw.hw.config')\n"
+               "forget('hallclock_fw.names')\n"
+               "del forget\n"
                "import hallclock_fw.core.%s\n" % mode)
     imports += "import hallclock_fw.hw.panel, hallclock_fw.hw.tm1637\n"
     if wifi:

@@ -42,7 +42,7 @@ WORD_SCALE = 1.38  # only without the webassembly VM (calibration measures it)
 HARNESS_KIB = 40
 # the harness's own allocations between two of the loop's collections (the
 # pump's bytes, the accounting): added to the firmware's fixed GC threshold
-# (hw/device.py GC_THRESHOLD x WORD_SCALE) so that only the loop collects
+# (hw/boot.py GC_THRESHOLD x WORD_SCALE) so that only the loop collects
 HARNESS_GC_BYTES = 12288
 EXIT_SILENT = 3  # as hallclock.vboard.vdev.unixhw
 EXIT_MEMORY = 4

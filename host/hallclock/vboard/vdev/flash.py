@@ -101,21 +101,21 @@ TRANSIENT = ("hallclock_fw.setup_mode", "hallclock_fw.hw.cfgsave", "hallclock_fw
 
 
 def forget_transient():
-    from hallclock_fw.hw.device import _forget
+    from hallclock_fw.forget import forget
     for name in TRANSIENT:
-        _forget(name)
+        forget(name)
 
 
 def save_settings(runner, mode, values):
     from hallclock_fw.hw import cfgsave
-    from hallclock_fw.hw.device import _forget
+    from hallclock_fw.forget import forget
     text = cfgsave.cfg_text(runner.read_config(), mode, values)
     if runner.flash is None:
         runner.flash = FakeFlash()
     cfgsave.save(runner.flash, text)
-    _forget("hallclock_fw.hw.cfgsave")  # as on the board: only for the save
-    _forget("hallclock_fw.hw.config")
-    _forget("hallclock_fw.names")
+    forget("hallclock_fw.hw.cfgsave")  # as on the board: only for the save
+    forget("hallclock_fw.hw.config")
+    forget("hallclock_fw.names")
 
 
 def boot_config(runner):

@@ -88,7 +88,8 @@ class UnixHW(Runner):
         self.wdt = None
         self.watchdog_resets = 0
         self.crash_resets = 0
-        self.gc_threshold = int(device.GC_THRESHOLD * word_scale) + harness
+        from hallclock_fw.hw.boot import GC_THRESHOLD  # (device.start drops it again)
+        self.gc_threshold = int(GC_THRESHOLD * word_scale) + harness
         self.harness_gc = harness
         self.board_free = board_free
         self.ballast = None
