@@ -132,7 +132,7 @@ def test_the_checks_can_fail():
     assert layer("hallclock.vboard.vdev.runner")[0] < layer("hallclock.vboard.device")[0]
 
 
-# -- the firmware (docs/design.md "The house"): floors, lowest first.  A
+# -- the firmware (docs/design.md "The rules of the floors"): floors, lowest first.  A
 # module may import its own floor and the ones below, never one above, and
 # the import graph has no circle; the host imports only modules that are
 # pure (no ``machine`` or ``network`` underneath) and build nothing at import.
@@ -140,10 +140,10 @@ FIRMWARE = HOST.parent / "firmware"
 FW_FLOORS = [
     ("times, codes and words", ("hallclock_fw", "hallclock_fw.core.timing", "hallclock_fw.events",
                                 "hallclock_fw.display", "hallclock_fw.names",
-                                "hallclock_fw.settingswords", "hallclock_fw.whytext",
-                                "hallclock_fw.seal", "hallclock_fw.forget")),
+                                "hallclock_fw.whytext", "hallclock_fw.seal",
+                                "hallclock_fw.forget")),
     ("the protocol and the settings", ("hallclock_fw.protocol", "hallclock_fw.hostframes",
-                                       "hallclock_fw.settings")),
+                                       "hallclock_fw.settings", "hallclock_fw.settingswords")),
     ("the clock rules", ("hallclock_fw.core", "hallclock_fw.modes")),
     ("the link and the signals", ("hallclock_fw.link", "hallclock_fw.signals",
                                   "hallclock_fw.mqtt", "hallclock_fw.netlink")),

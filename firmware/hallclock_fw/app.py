@@ -40,12 +40,8 @@ _REASON_GAME_RUNNING = const(1)
 _REASON_BAD_SETTINGS = const(2)
 _REASON_ROUND_STARTED = const(3)
 _SETUP_HOLD_MS = const(5000)  # PAUSE held this long while no game runs: set-up
-# On the hall network a pass that took a message sends nothing, and no pass
-# takes or sends this soon after one that did: the network's work waits for
-# a pass this much later, after the loop's collection in between
-# (hw/device.py _GC_IDLE_MS is less): the garbage of a message taken (about
-# 1.5 KB: its MQTT packet, the seal checked) and of a frame sent (about
-# 1.4 KB: sealed, published) never add up on the heap (docs/micropython.md).
+# on the hall network no pass both takes and sends, and none does either this
+# soon after one that did: a collection in between keeps their garbage apart
 _SPLIT_MS = const(20)
 
 
@@ -55,15 +51,10 @@ _MICROPYTHON = sys.implementation.name == "micropython"
 
 
 def _module(modes) -> "Any":
-    """modes.py (``modes`` true) or settings.py, for a core to build or a
-    frame that brings settings: the clock drops both in between (hw/device.py
-    shed), so this may import one again.  On MicroPython the garbage is
-    collected before the import and after it, so that the message's packet,
-    the import's own garbage (the module's body, about 2.8 KB for the two)
-    and the settings' parse never add up on the heap (docs/micropython.md
-    "Boot-only code").  (Collecting only when the module is not loaded
-    would save a few collections on these rare frames, and cost the clock
-    112 B for good: the two names' strings and the test.)"""
+    """modes.py (``modes`` true) or settings.py, imported again if the clock
+    dropped it (hw/device.py shed), with a collection before and after so
+    the import's garbage and the frame's never add up (docs/micropython.md
+    "Boot-only code")."""
     if _MICROPYTHON:
         gc.collect()
     if modes:

@@ -16,11 +16,9 @@ from . import protocol
 from .core.timing import ticks_add, ticks_diff
 from .events import EV_BOOT, EV_HEALTH, EV_SETTINGS, LONG
 
-CAPACITY = const(128)  # events kept: a 5-minute host outage at a move every 5 s
-# (docs/protocol.md "Ring capacity"); 3 072 bytes of the 56 000-byte GC heap
+CAPACITY = const(128)  # events kept through a host outage (docs/protocol.md "Ring capacity")
 _F = const(6)  # ints per event: t_ms, code, v0..v3 (its seq is its place: seq % cap)
-_BURST = const(2)  # frames sent per poll at most (events, hellos, gap frames): each
-# frame's garbage (on Wi-Fi about 1 KB) is collected between two passes
+_BURST = const(2)  # frames sent a pass at most: their garbage is collected between passes
 BURST_GAP_MS = const(20)  # wake this soon again while frames wait to be sent
 RESEND_MS = const(1500)  # resend what is unacknowledged after this long without progress
 # ... at most; once an ack's round trip is measured, after a few round trips
@@ -30,10 +28,8 @@ _QUEUE = const(16)  # host commands kept between two passes of the loop
 
 
 def _zeros(n):
-    """An array of ``n`` zero ints, allocated once and without a temporary:
-    ``array("i", bytes(4 * n))`` would need the bytes and the array at once,
-    two 14 KB blocks on a heap whose largest free block may hold only one
-    (docs/micropython.md, the board's heap)."""
+    """An array of ``n`` zero ints in one allocation (``bytes(4 * n)`` first
+    would need a second block as large at the same moment)."""
     ring = array("i", range(n))  # the length is known: one allocation
     for i in range(n):
         ring[i] = 0

@@ -109,12 +109,10 @@ class WifiLink(NetLink):
 
 
 def link(net, clock, ticks_ms):
-    """The board's link on Wi-Fi (``ESP32.use_network``).  Once it is built,
-    the serial link's class is dropped from hw/esp32.py (its one instance is
-    garbage now: about 500 B of the 56 000-byte heap), and so is the code that
-    only built the network link (this function, ``_build``, and
-    ``netlink.shed``); here, so that the serial clock does not carry the code
-    that drops them (docs/micropython.md "Boot-only code")."""
+    """The board's link on Wi-Fi (``ESP32.use_network``); once built, the
+    serial link's class and the code that only built this link are dropped
+    (here, so a serial clock does not carry that code: docs/micropython.md
+    "Boot-only code")."""
     host, _, port = net["broker"].rpartition(":")
     from ..forget import forget
     from . import cfgsave
