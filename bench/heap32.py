@@ -239,6 +239,12 @@ def _game(vm, mode, link, minutes, outage, trace):
     return fig
 
 
+def runs():
+    """[(mode, link)]: every mode of the registry on both links."""
+    from hallclock_fw import settings
+    return [(mode, link) for link in ("serial", "wifi") for mode in settings.MODES]
+
+
 def bench(quick=False, say=None):
     from hallclock.vboard import unixport as mpunix
     from hallclock_fw.hw.boot import GC_THRESHOLD
@@ -246,18 +252,17 @@ def bench(quick=False, say=None):
     outage = (4 * 60000, 9 * 60000) if quick else OUTAGE
     res = {"gc_area": GC_AREA, "gc_threshold": GC_THRESHOLD, "minutes": minutes,
            "outage_ms": list(outage), "runs": []}
-    for link in ("serial", "wifi"):
-        for mode in ("scrabble", "duplicate", "backgammon"):
-            fig = game(mode, link, minutes, outage)
-            res["runs"].append(fig)
-            line = ("heap32: %-10s %-6s after boot %6d B (margin %6d), peak %6d B (margin %6d) "
-                    "to %d B; names %d of the pools' %d (%d built into an ESP32 image: "
-                    "%d free on a board)"
-                    % (mode, link, fig["after_boot"], fig["after_boot_margin"],
-                       fig["peak"], fig["margin"], GC_AREA, fig["qstr_end"],
-                       fig["qstr_pools_hold"], fig["qstr_esp32_builtin"],
-                       fig["qstr_board_headroom"]))
-            (say or (lambda t: sys.stderr.write(t + "\n")))(line)
+    for mode, link in runs():
+        fig = game(mode, link, minutes, outage)
+        res["runs"].append(fig)
+        line = ("heap32: %-10s %-6s after boot %6d B (margin %6d), peak %6d B (margin %6d) "
+                "to %d B; names %d of the pools' %d (%d built into an ESP32 image: "
+                "%d free on a board)"
+                % (mode, link, fig["after_boot"], fig["after_boot_margin"],
+                   fig["peak"], fig["margin"], GC_AREA, fig["qstr_end"],
+                   fig["qstr_pools_hold"], fig["qstr_esp32_builtin"],
+                   fig["qstr_board_headroom"]))
+        (say or (lambda t: sys.stderr.write(t + "\n")))(line)
     res["all_inside"] = all(r["peak"] <= GC_AREA for r in res["runs"])
     res["unix_calibration"] = mpunix.calibration(refresh=True)
     short = [r.get("mode", "?") + "/" + r.get("link", "?") for r in res["runs"]

@@ -66,8 +66,11 @@ for m in %(mods)r:
 gc.collect(); print('@@', gc.mem_alloc() - b, sys.modules[%(mods)r[0]].__file__)
 """
 
-CORES = {"scrabble": "hallclock_fw.core.scrabble", "duplicate": "hallclock_fw.core.duplicate",
-         "backgammon": "hallclock_fw.core.backgammon"}
+def core_module(mode):
+    """The module of ``mode``'s core (the registry's loader says which)."""
+    from hallclock_fw.modes import CORES as loaders
+    return loaders[mode]().__module__
+
 COMMON = ["hallclock_fw.app", "hallclock_fw.hw.device", "hallclock_fw.hw.panel",
           "hallclock_fw.hw.tm1637"]
 
@@ -155,7 +158,8 @@ def bench(quick=False):
     minutes = 10 if quick else 40
     res = {"default_heap_kib": mpunix.DEFAULT_HEAP_KIB, "calibration": mpunix.calibration(),
            "word_scale_measured": word_scale(), "games": {}, "heap_56": {}, "heap_24": {}}
-    for mode in ("scrabble", "duplicate", "backgammon"):
+    from hallclock_fw import settings
+    for mode in settings.MODES:
         res["games"][mode] = at_heap(mode, None, minutes)  # the default: 56 KiB
         res["heap_24"][mode] = at_heap(mode, 24, 2)
         res["heap_56"][mode] = res["games"][mode]["completed"]

@@ -12,12 +12,23 @@ from hallclock.views.model import Clocks, epoch_of
 from hallclock.hall.display import face as hall_face
 from hallclock_fw.events import BUTTON_NAMES
 from hallclock import hostframes
+from hallclock_fw import settings
 from hallclock_fw.settings import format_text, parse
 from lockstep import Lockstep
 
 WRAP = (1 << 30) - 30000  # ticks wrap 30 s into the game
-KINDS = ("scrabble", "duplicate", "backgammon:simple", "backgammon:bronstein",
-         "backgammon:fischer")
+
+
+def all_kinds():
+    """Every mode of the registry, a mode with a delay setting once per delay
+    kind ("backgammon:fischer")."""
+    out = []
+    for mode in settings.MODES:
+        if any(kind == "delay" for _key, kind, _d in settings.SPEC[mode]):
+            out += ["%s:%s" % (mode, d) for d in settings.DELAY_KINDS]
+        else:
+            out.append(mode)
+    return tuple(out)
 
 
 @st.composite
@@ -33,13 +44,17 @@ def settings_for(draw, kind):
         move = draw(st.integers(5, 40))
         ann = sorted(draw(st.sets(st.integers(1, move - 1), max_size=3)), reverse=True)
         return mode, ["move_s=%d" % move, "announce_s=" + ",".join(map(str, ann))]
-    return mode, ["bank_s=%d" % draw(st.integers(10, 120)), "delay=" + delay,
-                  "delay_s=%d" % draw(st.integers(0, 8))]
+    if mode == "backgammon":
+        return mode, ["bank_s=%d" % draw(st.integers(10, 120)), "delay=" + delay,
+                      "delay_s=%d" % draw(st.integers(0, 8))]
+    return mode, []  # a mode not named here: its defaults
 
 
 @st.composite
-def scenario(draw, kinds=KINDS, max_actions=16):
-    """(mode, settings pairs, actions, start_ticks, loop period)."""
+def scenario(draw, kinds=None, max_actions=16):
+    """(mode, settings pairs, actions, start_ticks, loop period); ``kinds``:
+    every mode of the registry (``all_kinds()``) unless given."""
+    kinds = all_kinds() if kinds is None else kinds
     modes = sorted({k.partition(":")[0] for k in kinds})
     mode = draw(st.sampled_from(modes))  # every mode as often, then its delay kind
     kind = draw(st.sampled_from([k for k in kinds if k.partition(":")[0] == mode]))

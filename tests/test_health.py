@@ -24,6 +24,7 @@ from hallclock import hostframes
 from hallclock_fw.core.timing import ticks_diff
 from hallclock_fw.events import EV_HEALTH
 from hallclock_fw.hw import device
+from hallclock_fw.settings import MODES
 from hallclock_fw.hw.boot import GC_THRESHOLD
 from hallclock_fw.settings import parse
 
@@ -320,7 +321,7 @@ def test_doctor_asks_a_clock_on_the_broker(tmp_path):
 
 
 # -- the heap: the running serial clock inside the ESP32's first GC area --------
-@pytest.mark.parametrize("mode", ["scrabble", "duplicate", "backgammon"])
+@pytest.mark.parametrize("mode", MODES)
 def test_a_serial_clock_stays_inside_the_first_gc_area(mode):
     """32-bit sizes (the webassembly VM, bench/heap32.py): a 3-minute game
     with a minute of host outage; the heap's peak before each of the loop's

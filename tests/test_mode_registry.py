@@ -153,3 +153,96 @@ def test_set_up_at_the_clock_takes_a_toy_mode_from_its_row(hourglass):
     s = Setup(toymode.NAME, {"move_s": 3600})
     s.next_field()
     assert not s.change(+1) and s.values["move_s"] == 3600  # the row's check refuses 3605
+
+
+def test_the_benchmarks_and_the_display_property_take_a_toy_mode(hourglass, tmp_path):
+    """The heap bench, the unix port's calibration and the display property
+    iterate the registry: the toy is in their plans, its steady game is a
+    two-player game on its own settings (not another mode's), and the display
+    property's random scenarios run on it (tests/displayprop.py)."""
+    import sys
+    from hypothesis import HealthCheck, given, seed, settings as hsettings
+
+    import displayprop
+    from hallclock.vboard import bootheap
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench"))
+    import heap32
+    assert (toymode.NAME, "serial") in heap32.runs() and (toymode.NAME, "wifi") in heap32.runs()
+    assert toymode.NAME in displayprop.all_kinds()
+    text, pairs = bootheap.long_game(toymode.NAME, minutes=3)
+    assert pairs == []  # its own defaults: no backgammon match
+    script = tmp_path / "steady.txt"
+    script.write_text(text)
+    log = tmp_path / "steady.jsonl"
+    code, _out, err = run(["simulate", "--mode", toymode.NAME, "--script", str(script),
+                           "--out", str(log)])
+    assert code == 0, err
+    recs = [json.loads(line) for line in log.read_text().splitlines()]
+    presses = [r for r in recs if r["event"] == "press"]
+    assert len(presses) == text.count("press") - 1  # every move taken, B's first starts
+    assert not [r for r in recs if r["event"] == "expired"]  # 17 s a move, 45 s of sand
+
+    @seed(20261203)
+    @hsettings(max_examples=12, deadline=None, database=None,
+               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(displayprop.scenario(kinds=(toymode.NAME,)))
+    def the_hosts_digits_are_the_clocks(case):
+        assert case[0] == toymode.NAME
+        compared, mismatches = displayprop.check(*case)
+        assert mismatches == [] and compared >= 1
+
+    the_hosts_digits_are_the_clocks()
+
+
+def _files_a_mode_takes():
+    """The files docs/design.md "Adding a mode" lists (its first list)."""
+    import re
+    root = os.path.join(os.path.dirname(__file__), "..")
+    text = open(os.path.join(root, "docs", "design.md"), encoding="utf-8").read()
+    section = text.split("## Adding a mode", 1)[1].split("\n## ", 1)[0]
+    listed = section.split("The files a new mode takes:", 1)[1].split("\n\n", 2)[1]
+    return re.findall(r"^- `([^`]+)`", listed, re.M)
+
+
+def _snapshot():
+    """{module file: its names and what they hold} of the loaded modules of
+    both packages (a registry changed shows as a changed value)."""
+    import sys
+    out = {}
+    for name, mod in list(sys.modules.items()):
+        if not (name.startswith("hallclock_fw") or name.startswith("hallclock.")):
+            continue
+        path = getattr(mod, "__file__", None)
+        if path is None:
+            continue
+        state = {}
+        for key, value in list(vars(mod).items()):
+            if isinstance(value, dict):
+                state[key] = (id(value), tuple(value))
+            elif isinstance(value, tuple):
+                state[key] = (id(value), len(value))
+        out[os.path.relpath(path, os.path.join(os.path.dirname(__file__), ".."))] = state
+    return out
+
+
+def test_adding_a_mode_lists_exactly_the_files_it_takes():
+    """docs/design.md "Adding a mode" names the files a new mode takes: the
+    ones the toy mode adds itself to are exactly its registries' files, and
+    every file it names exists (the core's for each mode)."""
+    listed = _files_a_mode_takes()
+    root = os.path.join(os.path.dirname(__file__), "..")
+    assert "firmware/hallclock_fw/core/<mode>.py" in listed
+    for path in listed:
+        if "<mode>" in path:
+            for mode in settings.MODES:
+                name = modes.CORES[mode]().__module__.rsplit(".", 1)[-1]
+                assert os.path.exists(os.path.join(root, path.replace("<mode>", name))), path
+        else:
+            assert os.path.exists(os.path.join(root, path)), path
+    before = _snapshot()
+    with toymode.installed():
+        during = _snapshot()
+    touched = {path for path, state in during.items() if before.get(path) != state}
+    registries = {p for p in listed if p.endswith(".py") and "<mode>" not in p}
+    assert touched == registries, (touched, registries)
+    assert _snapshot() == before  # and the toy leaves them as they were

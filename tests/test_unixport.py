@@ -15,7 +15,7 @@ from hallclock.views.model import restore_for
 from hallclock.vboard import unixport as mpunix, device as virtual
 from hallclock import scenario
 from hallclock.errors import HallclockError
-from hallclock_fw.settings import parse
+from hallclock_fw.settings import MODES, parse
 
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import unixheap  # noqa: E402
@@ -69,7 +69,7 @@ def test_power_loss_restore_and_hall_commands_log_as_on_cpython(tmp_path):
     assert _outage_free(unix) == _outage_free(cpy)  # the resume's t_ms too
 
 
-@pytest.mark.parametrize("mode", ["scrabble", "duplicate", "backgammon"])
+@pytest.mark.parametrize("mode", MODES)
 def test_forty_minute_game_at_the_default_heap_collects_only_between_passes(tmp_path, mode):
     n, fig, out = unixheap.run_game(mode, workdir=str(tmp_path))
     recs = read_log(out)
@@ -89,8 +89,9 @@ def test_forty_minute_game_at_the_default_heap_collects_only_between_passes(tmp_
     # a clock holds only its own mode's core; config parsing and the
     # self-test are boot-only and gone after device.start()
     loaded = set(fig["modules_after_start"])
-    assert unixheap.CORES[mode] in loaded
-    assert not (set(unixheap.CORES.values()) - {unixheap.CORES[mode]}) & loaded
+    cores = {m: unixheap.core_module(m) for m in MODES}
+    assert cores[mode] in loaded
+    assert not (set(cores.values()) - {cores[mode]}) & loaded
     assert not {"hallclock_fw.hw.config", "hallclock_fw.hw.selftest"} & loaded
     # the loop collected, at its idle moments, about once a second of play
     assert fig["loop_collections"] > 40 * 60 // 2
@@ -205,7 +206,7 @@ def test_the_game_runs_from_romfs_as_from_mpy(tmp_path, romfs_image):
 
 
 def test_romfs_import_heap_against_mpy(romfs_image):
-    mods = unixheap.COMMON + [unixheap.CORES["scrabble"]]
+    mods = unixheap.COMMON + [unixheap.core_module("scrabble")]
     mpy = unixheap.import_heap(mods)
     rom = unixheap.import_heap(mods, romfs_image)
     print(f"heap after import: .mpy {mpy} B, ROMFS {rom} B ({rom / mpy:.0%})")

@@ -151,7 +151,8 @@ SID = "b32a0001"  # the bench clock's link session (fixed: the same figures ever
 
 def long_game(mode, minutes=40):
     """(script text, settings pairs) of a steady game of ``minutes`` and a bit:
-    Scrabble goes on into the play-out after the round's end gong."""
+    Scrabble goes on into the play-out after the round's end gong; a mode
+    not named here gets a two-player game on its own defaults."""
     lines = ["0 press START"]
     t = 2000
     if mode == "scrabble":
@@ -181,7 +182,8 @@ def long_game(mode, minutes=40):
                 t += 30000
             t += 200000
         return "\n".join(lines) + "\n%d end\n" % t, []
-    # backgammon: alternating presses, 17 s a move (2 s off the 15 s delay)
+    # backgammon (and a mode not named here): alternating presses, 17 s a
+    # move (2 s off backgammon's 15 s delay)
     lines = ["0 press B"]
     t = 0
     who = "A"
@@ -189,7 +191,8 @@ def long_game(mode, minutes=40):
         t += 17000
         lines.append("%d press %s" % (t, who))
         who = "B" if who == "A" else "A"
-    return "\n".join(lines) + "\n%d end\n" % (t + 5000), ["match=25"]
+    text = "\n".join(lines) + "\n%d end\n" % (t + 5000)
+    return text, (["match=25"] if mode == "backgammon" else [])
 
 
 # The ESP32's binascii is built in (C: no interned names, no garbage but its

@@ -146,8 +146,10 @@ def calibration(refresh=False):
     (hallclock.vboard.bootheap); the ratio is of the objects alone (both
     ports' pools allocated before the firmware).  Cached per firmware digest."""
     import hashlib
-    root = device_tree()
+    from hallclock_fw.settings import MODES
+
     from . import bootheap
+    root = device_tree()
     how = hashlib.sha256(Path(bootheap.__file__).read_bytes()).hexdigest()[:12]
     path = root.parent / ("calib-%s-%s.json" % (root.name, how))
     if not refresh and path.exists():
@@ -157,7 +159,7 @@ def calibration(refresh=False):
             pass
     out = {}
     for link in ("serial", "wifi"):
-        for mode in ("scrabble", "duplicate", "backgammon"):
+        for mode in MODES:
             f32 = bootheap.boot_figures(mode, link)
             b64 = bootheap.boot64(mode, root, binary(), link)["after_boot"]
             out[_key(mode, link)] = {"ratio": round(b64 / f32["after_boot_no_pools"], 4),
