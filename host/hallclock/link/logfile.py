@@ -53,6 +53,21 @@ REQUIRED = {
 }
 
 
+# The fields the host adds to a clock's record when it stores it: two copies
+# of one record (a hot standby's log, the office's copy) may differ in them
+# and still be the same record.  ``host_time`` is each logger's own clock;
+# ``round`` is tagged by the logger that heard the session's ``round`` event
+# (on that event itself it is the clock's own field).
+HOST_FIELDS = ("host_time", "round")
+
+
+def clock_part(rec):
+    """A record without the fields the host added (HOST_FIELDS): what two
+    logs of the same clock must agree on."""
+    own = ("round",) if rec.get("event") == "round" else ()
+    return {k: v for k, v in rec.items() if k not in HOST_FIELDS or k in own}
+
+
 def _is_int(v, lo=T_MIN, hi=T_MAX):
     return type(v) is int and lo <= v <= hi
 

@@ -458,17 +458,19 @@ def claims(games):
     return out
 
 
-def read_log(path):
+def read_log(path, strict=True):
     """(records, skipped) of a log file: skipped = [(line number, why)] of the
     lines that are not log records.  BadInput if nothing can be read: the one
-    refusal of a file that is not a log, for every command that reads one."""
+    refusal of a file that is not a log, for every command that reads one.
+    ``strict``: a record without the fields its event needs is skipped too
+    (hallclock.link.logfile.record_error)."""
     from ..link.logfile import scan
     if not os.path.exists(path):
         raise BadInput(f"{path}: no such log file")
     if os.path.isdir(path):
         raise BadInput(f"{path}: is a folder; give a log file (JSON Lines)")
     try:
-        records, skipped = scan(path, strict=True)
+        records, skipped = scan(path, strict=strict)
     except OSError as exc:
         raise BadInput(f"{path}: cannot read the log ({exc.strerror})") from None
     if not records:
