@@ -32,8 +32,13 @@ setup: $(STAMP) $(NODE_STAMP)
 demo: setup
 	$(BIN)/hallclock demo
 
+# Two workers (pytest-xdist): the tests share no port, file or broker
+# (docs/testing.md "Parallel workers"); the ten slowest are listed at the end.
+# TEST_WORKERS=0 runs them in one process; PYTEST_ARGS adds options.
+TEST_WORKERS ?= 2
+PYTEST_ARGS ?=
 test: setup browser-setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --durations=10 $(PYTEST_ARGS)
 
 # Each area keeps its own targets in mk/ (hardware, firmware checks, benchmarks).
 -include mk/*.mk

@@ -93,9 +93,16 @@ def import_heap(mods, image=None):
     return int(grown)
 
 
-def build_romfs():
-    image = os.path.join(ROOT, "build", "hallclock.romfs")
-    subprocess.run(["make", "-s", "-C", ROOT, "romfs"], check=True, capture_output=True)
+def build_romfs(folder=None):
+    """``make romfs``: the image (in ``folder``, with its build and stage;
+    default the tree's build/)."""
+    if folder is None:
+        image, args = os.path.join(ROOT, "build", "hallclock.romfs"), []
+    else:
+        image = os.path.join(folder, "hallclock.romfs")
+        args = ["FW_BUILD=" + os.path.join(folder, "firmware"), "ROMFS_IMAGE=" + image,
+                "ROMFS_STAGE=" + os.path.join(folder, "romfs-src")]
+    subprocess.run(["make", "-s", "-C", ROOT, "romfs", *args], check=True, capture_output=True)
     return image
 
 

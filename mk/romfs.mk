@@ -3,7 +3,7 @@
 #   make romfs                     build/hallclock.romfs (the .mpy of make firmware)
 #   make deploy-romfs PORT=...     write it into the board's ROMFS partition
 ROMFS_IMAGE ?= build/hallclock.romfs
-ROMFS_STAGE := build/romfs-src
+ROMFS_STAGE ?= build/romfs-src
 
 .PHONY: romfs deploy-romfs
 
@@ -17,9 +17,10 @@ romfs: firmware
 # 1.27) have none, and deploying would fail deep inside mpremote.
 deploy-romfs: romfs
 	$(need_port)
-	@$(MPREMOTE) connect $(PORT) romfs query > build/romfs-query.txt 2>&1; rc=$$?; \
-	  if [ $$rc -ne 0 ] || ! grep -qi "ROMFS" build/romfs-query.txt || grep -qi "no ROMFS\|not supported\|ROMFS is not\|unsupported" build/romfs-query.txt; then \
-	    echo "make deploy-romfs: the board on $(PORT) has no ROMFS partition (mpremote romfs query says: $$(tr '\n' ' ' < build/romfs-query.txt | cut -c1-160)). Flash a MicroPython built with MICROPY_VFS_ROM and partitions-4MiB-romfs.csv, or use make deploy (docs/hardware.md, ROMFS)" >&2; exit 1; fi
+	@q=$$(mktemp); trap 'rm -f $$q' EXIT; \
+	  $(MPREMOTE) connect $(PORT) romfs query > $$q 2>&1; rc=$$?; \
+	  if [ $$rc -ne 0 ] || ! grep -qi "ROMFS" $$q || grep -qi "no ROMFS\|not supported\|ROMFS is not\|unsupported" $$q; then \
+	    echo "make deploy-romfs: the board on $(PORT) has no ROMFS partition (mpremote romfs query says: $$(tr '\n' ' ' < $$q | cut -c1-160)). Flash a MicroPython built with MICROPY_VFS_ROM and partitions-4MiB-romfs.csv, or use make deploy (docs/hardware.md, ROMFS)" >&2; exit 1; fi
 	$(MPREMOTE) connect $(PORT) romfs --no-mpy deploy $(ROMFS_STAGE)
 
 # The MicroPython unix port (pyproject's dev extras install it): check that the

@@ -17,6 +17,12 @@ hsettings.load_profile("hallclock")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HOST_FIELDS = ("host_time",)
 
+# Every command a test runs writes into a pipe, so none may see a terminal's
+# width: pytest-xdist's workers start with COLUMNS=80 and LINES=24 (and a
+# shell may export COLUMNS), which would narrow the reports of one run only.
+for _name in ("COLUMNS", "LINES"):
+    os.environ.pop(_name, None)
+
 
 def run_cli(*args, cwd=None, timeout=120):
     """Run the installed console command as a user would."""

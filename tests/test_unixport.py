@@ -190,8 +190,8 @@ def test_device_on_the_unix_port_gives_up_after_the_silence_limit(tmp_path):
 
 # -- ROMFS --------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def romfs_image():
-    return unixheap.build_romfs()
+def romfs_image(tmp_path_factory):
+    return unixheap.build_romfs(str(tmp_path_factory.mktemp("romfs")))
 
 
 def test_the_game_runs_from_romfs_as_from_mpy(tmp_path, romfs_image):
@@ -213,8 +213,11 @@ def test_romfs_import_heap_against_mpy(romfs_image):
     assert 0 < rom < mpy  # the code stays in the image; `make bench` reports the ratio
 
 
-def test_deploy_romfs_refuses_a_board_without_a_romfs_partition(board):
-    res = subprocess.run(["make", "-s", "deploy-romfs", "PORT=" + board], cwd=ROOT,
+def test_deploy_romfs_refuses_a_board_without_a_romfs_partition(board, tmp_path):
+    res = subprocess.run(["make", "-s", "deploy-romfs", "PORT=" + board,
+                          "FW_BUILD=" + str(tmp_path / "firmware"),
+                          "ROMFS_IMAGE=" + str(tmp_path / "hallclock.romfs"),
+                          "ROMFS_STAGE=" + str(tmp_path / "romfs-src")], cwd=ROOT,
                          capture_output=True, text=True, timeout=300)
     assert res.returncode != 0
     assert "has no ROMFS partition" in res.stderr, res.stderr[-2000:]
