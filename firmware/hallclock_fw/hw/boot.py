@@ -55,14 +55,8 @@ def start(hw, make_app):
                 disp.show(code, False)
     forget("hallclock_fw.hw.selftest")
     if _MICROPYTHON:
-        # The emergency exception buffer (a traceback out of an IRQ even with
-        # the heap full) and the automatic-collection threshold, a fixed
-        # number of bytes (the hardware object may give its own:
-        # ``hw.gc_threshold``); device.start collects once this module is
-        # dropped.  Far above what a steady game allocates between two of the
-        # loop's collections, so the only collections in a steady game are
-        # the loop's own, between passes; small enough that the heap's peak
-        # (live + garbage) stays inside the first 56 000-byte area.
+        # a traceback out of an IRQ even with the heap full, and collections
+        # left to the loop (docs/micropython.md "GC at our moments")
         import micropython
         emergency = getattr(micropython, "alloc_emergency_exception_buf", None)
         if emergency is not None:  # the ESP32 port has it; the unix port does not

@@ -59,20 +59,14 @@ _GC_GARBAGE = const(1024)  # ... unless this much garbage built up (a burst of r
 GC = [0, 0, 0, 0, 0]
 WDT_MS = const(10000)  # the watchdog's timeout: ten times the longest healthy pass
 _HEALTH_MS = const(600000)  # a health event every 10 minutes (and at boot)
-# _MICROPYTHON (app.py's): CPython (the tests of this module on fakes) has its
-# own collector and none of MicroPython's heap figures: there these steps do
-# nothing.
+# _MICROPYTHON (app.py's): on CPython the heap's steps here do nothing
 
 
 def idle_collect(now, due, events=0):
-    """Collect now if the loop is idle long enough (the next deadline at
-    least _GC_IDLE_MS away: a collection of the 56 000-byte heap takes a few
-    ms) and either events were made since the last collection (their frames
-    are the garbage), or _GC_GARBAGE bytes of garbage built up (a burst of
-    resends after an outage: 20 ms apart, no new event), or it is
-    _GC_EVERY_MS ago (the host's frames).  A steady game wakes every second
-    (the shown second changes), so garbage never builds up to the threshold
-    between two."""
+    """Collect now if the next deadline is at least _GC_IDLE_MS away and
+    events were made since the last collection, or _GC_GARBAGE bytes of
+    garbage built up (resends after an outage), or _GC_EVERY_MS passed (the
+    host's frames)."""
     if not _MICROPYTHON or ticks_diff(due, now) < _GC_IDLE_MS:
         return False
     used = gc.mem_alloc()
