@@ -34,6 +34,15 @@ def register(sub):
                    "clocks' cfg files (default: --bind, or a placeholder to fill in)")
     p.add_argument("--tls-port", type=int, default=None, metavar="P",
                    help="also a TLS listener on P, with a CA generated in DIR/tls")
+    p.add_argument("--office", default=None, metavar="HOST:PORT",
+                   help="also bridge the hall's clocks' messages to the tournament office's "
+                   "broker (hallclock office-config) at HOST:PORT")
+    p.add_argument("--office-credentials", default=None, metavar="FILE",
+                   help="with --office: the hall's login at the office, halls/<hall>.json "
+                   "from the office's folder")
+    p.add_argument("--office-ca", default=None, metavar="FILE",
+                   help="with --office on the office's TLS port: the office's CA "
+                   "certificate (its tls/ca.crt); the bridge then speaks TLS")
     p.set_defaults(func=cmd_broker_config)
 
     p = sub.add_parser("broker", group="run",
@@ -87,6 +96,7 @@ def cmd_broker_config(args):
         raise BadInput("broker-config needs --hall NAME and --clocks NAME[,NAME...] "
                        "(or --rotate, for a configuration already in --out)")
     clocks = broker.parse_clocks(args.clocks)
+    office = _office_args(args, broker)
     tls = None
     if args.tls_port is not None:
         from ..net import tls as tlsca
@@ -100,16 +110,38 @@ def cmd_broker_config(args):
                                                args.bind or args.address or "localhost")
     broker.write_config(args.out, args.hall, clocks, port=args.broker_port, bind=args.bind,
                         broker_host=args.address, tls=tls, local_port=args.local_port)
+    if office is not None:
+        broker.add_bridge(args.out, args.hall, *office)
     local, _host = broker.listen_port(os.path.abspath(args.out))
     conf = os.path.join(args.out, "mosquitto.conf")
     print(f"hall {args.hall}: {len(clocks)} clocks; wrote {conf}, "
           f"credentials.json, viewer.json and clocks/*.cfg. Next: hallclock broker --dir "
           f"{args.out}; this laptop's tools use --broker 127.0.0.1:{local}")
+    if office is not None:
+        print(f"the hall's broker bridges hallclock/{args.hall}/+/up to the office at "
+              f"{args.office}" + (" over TLS" if args.office_ca else ""))
     if not args.bind:
         print(f"hallclock broker-config: the hall listener (port {args.broker_port}) is on every "
               "interface of this laptop; give --bind ADDR (its address on the hall network) "
               "to keep it off the others", file=sys.stderr)
     return 0
+
+
+def _office_args(args, broker):
+    """(office address, login, CA file or None) of --office, checked, or None."""
+    if args.office is None:
+        if args.office_credentials is not None or args.office_ca is not None:
+            raise BadInput("--office-credentials and --office-ca go with --office HOST:PORT")
+        return None
+    if args.office_credentials is None:
+        raise BadInput("--office needs --office-credentials FILE (halls/<hall>.json from "
+                       "the office's folder, which 'hallclock office-config' wrote)")
+    address = broker.parse_broker(args.office)
+    login = broker.load_bridge_login(args.office_credentials, args.hall)
+    if args.office_ca is not None and not os.path.isfile(args.office_ca):
+        raise BadInput(f"--office-ca {args.office_ca}: no such file (the office's "
+                       "tls/ca.crt, copied to this laptop)")
+    return address, login, args.office_ca
 
 
 def cmd_broker(args):

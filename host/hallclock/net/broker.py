@@ -465,3 +465,192 @@ def reachable_by_broker(folder):
                     "put the hall folder where it can (e.g. /srv/hallclock) or "
                     "chmod o+x the folders above it")
     return None
+
+
+# -- several halls, one office (docs/network.md "Several halls") --------------
+OFFICE_TOOLS = ("office", "viewer")  # the office's own logins: they only read
+BRIDGE_QUEUE = 100000  # frames a hall broker keeps for an office it cannot reach
+BRIDGE_QUEUE_BYTES = 64 * 1024 * 1024  # ... and their bytes (a frame is under 200 B)
+
+
+def bridge_user(hall):
+    """The office login of one hall's bridge."""
+    return f"bridge-{hall}"
+
+
+def parse_halls(text):
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise BadInput("--halls: give the halls' names, e.g. --halls hall-a,hall-b")
+    for n in names:
+        check_name("hall name", n)
+    if len(set(names)) != len(names):
+        raise BadInput("--halls: a hall name is given twice")
+    return names
+
+
+def office_acl_text(halls):
+    """Each hall's bridge may only write its own hall's clocks' ``up``
+    (nothing of another hall, nothing to read); the office's tools only read."""
+    lines = ["# hallclock office: who may read and write which topic (docs/network.md)", ""]
+    for t in OFFICE_TOOLS:
+        lines += [f"user {t}", f"topic read {topic('+', '+', 'up')}", ""]
+    for h in halls:
+        lines += [f"user {bridge_user(h)}", f"topic write {topic(h, '+', 'up')}", ""]
+    return "\n".join(lines)
+
+
+def office_conf_text(folder, port, bind, local_port, halls, tls=None):
+    """mosquitto.conf for the office: its tools on 127.0.0.1:``local_port``,
+    the halls' bridges on ``port`` (``bind``), a TLS listener when asked.
+    Client id = user name on the halls' listeners: one bridge per hall, which
+    nobody else can take over; retained messages off, as in a hall."""
+    text = conf_text(folder, port, bind, tls, local_port, clocks=())
+    text = text.replace("# hallclock broker for one hall", "# hallclock broker for the office")
+    text = text.replace("# the hall: the clocks (plaintext MQTT)",
+                        "# the halls' bridges (plaintext MQTT)")
+    text = text.replace("# the hall over TLS", "# the halls' bridges over TLS")
+    text = text.replace("(hallclock log/referee/console/hall-display --broker",
+                        "(hallclock office, audit's copies, views: --broker")
+    return text.replace(f"max_connections {hall_connections(())}",
+                        f"max_connections {2 * len(halls) + 16}")
+
+
+def write_office_config(out, halls, port=1883, bind=None, local_port=None, tls=None):
+    """DIR/mosquitto.conf, passwords, acl, credentials.json (the office's
+    tools' logins and every bridge's) and halls/<hall>.json: the one login a
+    hall's laptop gets (``broker-config --office-credentials``)."""
+    if not 1 <= port <= 65535:
+        raise BadInput(f"--broker-port {port}: give 1-65535")
+    local_port = local_port_for(port, tls[0] if tls else None, local_port)
+    out = os.path.abspath(out)
+    if os.path.exists(os.path.join(out, "credentials.json")):
+        raise BadInput(f"{out} already holds a configuration (credentials.json): remove it "
+                       "or choose another --out (the halls' bridges carry the passwords "
+                       "written there)")
+    os.makedirs(os.path.join(out, "halls"), exist_ok=True)
+    os.makedirs(os.path.join(out, "data"), exist_ok=True)
+    creds = {t: {"user": t, "password": secrets.token_urlsafe(18)} for t in OFFICE_TOOLS}
+    for h in halls:
+        creds[bridge_user(h)] = {"user": bridge_user(h), "password": secrets.token_urlsafe(18),
+                                 "hall": h}
+
+    def write(name, text, mode=0o600):
+        path = os.path.join(out, name)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.chmod(path, mode)
+
+    write("passwords", "".join(f"{c['user']}:{password_hash(c['password'])}\n"
+                               for c in creds.values()))
+    write("acl", office_acl_text(halls) + "\n")
+    write("mosquitto.conf", office_conf_text(out, port, bind, local_port, halls, tls), 0o644)
+    write("credentials.json", json.dumps(creds, indent=2) + "\n")
+    for h in halls:
+        entry = dict(creds[bridge_user(h)])
+        if tls is not None:
+            entry["ca"] = tls[1]
+        write(os.path.join("halls", h + ".json"), json.dumps(entry, indent=2) + "\n")
+    _give_to_broker([os.path.join(out, "passwords"), os.path.join(out, "acl"),
+                     os.path.join(out, "data")])
+    return creds
+
+
+def load_bridge_login(path, hall):
+    """The hall's bridge login from ``office-config``'s halls/<hall>.json
+    (or the office's whole credentials.json): {user, password, hall}."""
+    creds = None
+    try:
+        with open(path, encoding="utf-8") as f:
+            creds = json.load(f)
+    except OSError as exc:
+        raise BadInput(f"cannot read --office-credentials {path}: {exc.strerror}; give the "
+                       "halls/<hall>.json 'hallclock office-config' wrote") from None
+    except ValueError as exc:
+        raise BadInput(f"--office-credentials {path} is not JSON ({exc})") from None
+    if isinstance(creds, dict) and bridge_user(hall) in creds:
+        creds = creds[bridge_user(hall)]  # the office's credentials.json
+    if not (isinstance(creds, dict) and isinstance(creds.get("user"), str)
+            and isinstance(creds.get("password"), str)):
+        raise BadInput(f"--office-credentials {path}: expected the halls/<hall>.json "
+                       "'hallclock office-config' wrote")
+    if creds.get("hall") != hall:
+        raise BadInput(f"--office-credentials {path} is the login of hall "
+                       f"{creds.get('hall')!r}, not of --hall {hall}: give "
+                       f"halls/{hall}.json from the office's folder")
+    return creds
+
+
+def bridge_text(hall, office, login, cafile=None):
+    """The hall broker's bridge to the office (Mosquitto's own bridging, as
+    Mosquitto 2.0.11 has it).  Only the hall's clocks' ``up`` go out, at QoS
+    1 with a persistent session on both sides (a frame the office has not
+    acknowledged is sent again after a reconnect: the office may get it
+    twice, never not at all while the hall broker keeps its queue); nothing
+    comes in, so nothing can loop back; no retained flag goes out, and no
+    notifications (Mosquitto sends them retained, which the office refuses)."""
+    host, port = office
+    lines = [
+        "",
+        "# the bridge to the tournament office (hallclock broker-config --office)",
+        f"connection hallclock-{hall}",
+        f"address {host}:{port}",
+        "bridge_protocol_version mqttv311",
+        f"remote_clientid {bridge_user(hall)}",
+        f"remote_username {login['user']}",
+        f"remote_password {login['password']}",
+        f"local_clientid {bridge_user(hall)}-local",
+        "cleansession false",
+        "local_cleansession false",
+        "try_private true",
+        "notifications false",
+        "bridge_outgoing_retain false",
+        "bridge_attempt_unsubscribe false",
+        "start_type automatic",
+        "restart_timeout 2 30",
+        "keepalive_interval 30",
+        f"topic {topic(hall, '+', 'up')} out 1",
+    ]
+    if cafile is not None:
+        lines += [f"bridge_cafile {os.path.abspath(cafile)}", "bridge_tls_version tlsv1.2",
+                  "bridge_insecure false"]
+    return "\n".join(lines) + "\n"
+
+
+def queue_text():
+    """How much a hall broker keeps for a client it cannot reach (the
+    bridge among them) instead of Mosquitto's 1 000 messages."""
+    # the clocks publish at QoS 0 and every other subscriber (clocks, the
+    # laptop's tools) subscribes at QoS 0: only the bridge's QoS 1
+    # subscription is upgraded, so what the clocks say is queued for it
+    return ("upgrade_outgoing_qos true\n"
+            f"max_queued_messages {BRIDGE_QUEUE}\n"
+            f"max_queued_bytes {BRIDGE_QUEUE_BYTES}\n")
+
+
+def add_bridge(out, hall, office, login, cafile=None):
+    """Put the bridge into the hall's mosquitto.conf (broker-config just wrote
+    it): the file then holds a password, so only its owner reads it."""
+    conf = os.path.join(os.path.abspath(out), "mosquitto.conf")
+    with open(conf, encoding="utf-8") as f:
+        text = f.read()
+    lines = text.split("\n")
+    # the queue limits are global options: before the first listener
+    first = next(i for i, ln in enumerate(lines) if ln.startswith("listener "))
+    while first > 0 and lines[first - 1].startswith("#"):
+        first -= 1
+    text = "\n".join(lines[:first]) + "\n" + queue_text() + "\n" + "\n".join(lines[first:])
+    if cafile is not None:
+        # a copy in the hall's folder: Mosquitto reads it as its own user, at each connect
+        copy = os.path.join(os.path.abspath(out), "office-ca.crt")
+        shutil.copyfile(cafile, copy)
+        os.chmod(copy, 0o644)
+        _give_to_broker([copy])
+        cafile = copy
+    text += bridge_text(hall, office, login, cafile)
+    fd = os.open(conf + ".new", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(conf + ".new", conf)
+    _give_to_broker([conf])

@@ -1,0 +1,355 @@
+"""Several halls, one office, on real Mosquitto brokers (docs/network.md
+"Several halls"): the office's configuration (office-config) and a hall's
+bridge to it (broker-config --office), each broker on free loopback ports.
+A clock's ``up`` published in a hall arrives at the office, also when the
+office's broker was down while the clock spoke; a hall's bridge login can
+neither write nor read another hall's topics; the office's tools cannot
+publish.
+
+"Nothing arrived" is shown as in test_mqtt_security: a marker sent after the
+forbidden message on the same connection (the broker handles one client's
+packets in order) reaches the watcher; anything sent before it would have."""
+import json
+import os
+import sys
+import threading
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from conftest import run_cli  # noqa: E402
+from mqttrig import wait_for  # noqa: E402
+
+from hallclock.net import broker  # noqa: E402
+
+HALLS = ("hall-a", "hall-b")
+
+
+class Paho:
+    """A plain MQTT 3.1.1 client (paho), its messages kept in order."""
+
+    def __init__(self, address, user, password, subscribe=(), client_id=None, clean=True,
+                 qos=0):
+        import paho.mqtt.client as mqtt
+        self.got = []
+        self.lock = threading.Lock()
+        self.ready = threading.Event()
+        self.refused = None
+        self.c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2,
+                             client_id=client_id or f"{user}-{os.urandom(3).hex()}",
+                             protocol=mqtt.MQTTv311, clean_session=clean)
+        self.c.username_pw_set(user, password)
+        self.subscribe = [(t, qos) for t in subscribe]
+        self.c.on_connect = self._on_connect
+        self.c.on_subscribe = lambda *a: self.ready.set()
+        self.c.on_message = self._on_message
+        self.c.connect(*address)
+        self.c.loop_start()
+        assert self.ready.wait(60), f"{user} did not connect"
+        assert self.refused is None, f"{user} refused: {self.refused}"
+
+    def _on_connect(self, client, _u, _flags, rc, _props):
+        if rc.is_failure:
+            self.refused = str(rc)
+            self.ready.set()
+        elif self.subscribe:
+            client.subscribe(self.subscribe)
+        else:
+            self.ready.set()
+
+    def _on_message(self, _c, _u, msg):
+        with self.lock:
+            self.got.append((msg.topic, msg.payload))
+
+    def messages(self):
+        with self.lock:
+            return list(self.got)
+
+    def publish(self, t, payload, qos=0):
+        self.c.publish(t, payload, qos=qos)
+
+    def stop(self):
+        self.c.disconnect()
+        self.c.loop_stop()
+
+
+def start_broker(folder, log):
+    extra = ["user root"] if broker.reachable_by_broker(folder) else []
+    b = broker.Broker(folder, extra=extra, log=log)
+    b.start(timeout=60.0)
+    return b
+
+
+def log_has(path, text):
+    with open(path, "rb") as f:
+        return text.encode() in f.read()
+
+
+def make_office(folder):
+    port, local = broker.free_port(), broker.free_port()
+    res = run_cli("office-config", "--halls", ",".join(HALLS), "--out", str(folder),
+                  "--broker-port", str(port), "--bind", "127.0.0.1", "--local-port", str(local))
+    assert res.returncode == 0, res.stderr
+    with open(folder / "credentials.json") as f:
+        creds = json.load(f)
+    return port, local, creds
+
+
+def make_hall(folder, hall, office_port, office_dir):
+    port, local = broker.free_port(), broker.free_port()
+    res = run_cli("broker-config", "--hall", hall, "--clocks", "t1,t2", "--out", str(folder),
+                  "--broker-port", str(port), "--bind", "127.0.0.1", "--local-port", str(local),
+                  "--office", f"127.0.0.1:{office_port}",
+                  "--office-credentials", str(office_dir / "halls" / f"{hall}.json"))
+    assert res.returncode == 0, res.stderr
+    assert "bridges" in res.stdout
+    with open(folder / "credentials.json") as f:
+        return port, json.load(f)
+
+
+@pytest.fixture(scope="module")
+def net(tmp_path_factory):
+    """The office's broker and two halls' brokers bridged to it."""
+    root = tmp_path_factory.mktemp("office")
+    office_dir = root / "office"
+    port, local, creds = make_office(office_dir)
+    logs = {}
+    logs["office"] = str(root / "office.log")
+    office = start_broker(str(office_dir), open(logs["office"], "ab"))
+    halls = {}
+    for h in HALLS:
+        hport, hcreds = make_hall(root / h, h, port, office_dir)
+        logs[h] = str(root / f"{h}.log")
+        halls[h] = (start_broker(str(root / h), open(logs[h], "ab")), hport, hcreds)
+    for h in HALLS:  # each bridge logged in at the office, as its own hall's login
+        wait_for(lambda: log_has(logs["office"], f"as {broker.bridge_user(h)}"), 60,
+                 f"{h}'s bridge at the office")
+    yield {"office": office, "port": port, "local": local, "creds": creds, "halls": halls,
+           "logs": logs, "dir": office_dir}
+    for b, _p, _c in halls.values():
+        b.stop()
+    office.stop()
+
+
+def clock(net, hall, name="t1"):
+    b, port, creds = net["halls"][hall]
+    return Paho(("127.0.0.1", port), creds[name]["user"], creds[name]["password"])
+
+
+def office_tool(net, user="office", **kw):
+    c = net["creds"][user]
+    return Paho(("127.0.0.1", net["local"]), c["user"], c["password"],
+                subscribe=kw.pop("subscribe", ["hallclock/+/+/up"]), **kw)
+
+
+def test_office_config_writes_a_login_per_hall_and_read_only_tools(net):
+    creds = net["creds"]
+    assert set(creds) == {"office", "viewer", "bridge-hall-a", "bridge-hall-b"}
+    acl = (net["dir"] / "acl").read_text()
+    assert "user bridge-hall-a\ntopic write hallclock/hall-a/+/up\n" in acl
+    assert "user office\ntopic read hallclock/+/+/up\n" in acl
+    hall_a = json.loads((net["dir"] / "halls" / "hall-a.json").read_text())
+    assert hall_a["user"] == "bridge-hall-a" and hall_a["hall"] == "hall-a"
+    assert os.stat(net["dir"] / "halls" / "hall-a.json").st_mode & 0o077 == 0
+
+
+def test_a_clocks_up_in_a_hall_arrives_at_the_office(net):
+    watch = office_tool(net)
+    try:
+        for h in HALLS:
+            c = clock(net, h)
+            c.publish(f"hallclock/{h}/t1/up", f"hello from {h}".encode())
+            wait_for(lambda: (f"hallclock/{h}/t1/up", f"hello from {h}".encode())
+                     in watch.messages(), 60, f"{h}'s frame at the office")
+            c.stop()
+    finally:
+        watch.stop()
+
+
+def test_what_a_clock_says_while_the_office_is_down_arrives_once_it_is_back(net):
+    """The bridge's QoS 1 session keeps the clocks' frames (QoS 0 from the
+    clock, upgraded for the bridge) in the hall's broker while the office
+    cannot be reached; the office's own persistent subscriber gets them."""
+    sub = office_tool(net, client_id="office-durable", clean=False, qos=1)
+    sub.stop()  # its session stays in the office broker (persistence)
+    net["office"].stop()
+    c = clock(net, "hall-a", "t2")
+    sent = [f"frame {i}".encode() for i in range(50)]
+    for p in sent:
+        c.publish("hallclock/hall-a/t2/up", p)
+    marker = Paho(("127.0.0.1", net["halls"]["hall-a"][1]),
+                  net["halls"]["hall-a"][2]["viewer"]["user"],
+                  net["halls"]["hall-a"][2]["viewer"]["password"], subscribe=[
+                      "hallclock/hall-a/t2/up"])
+    c.publish("hallclock/hall-a/t2/up", b"seen")
+    wait_for(lambda: any(p == b"seen" for _t, p in marker.messages()), 60, "the hall's copy")
+    marker.stop()
+    c.stop()
+    net["office"].start(timeout=60.0)
+    sub = office_tool(net, client_id="office-durable", clean=False, qos=1)
+    try:
+        wait_for(lambda: any(p == b"seen" for _t, p in sub.messages()), 90,
+                 "the frames queued in the hall, at the office")
+        got = [p for t, p in sub.messages() if t == "hallclock/hall-a/t2/up"]
+        assert [p for p in got if p.startswith(b"frame")] == sent  # all, in order
+    finally:
+        sub.stop()
+
+
+def _bridge_login(net, hall):
+    c = net["creds"][broker.bridge_user(hall)]
+    return c["user"], c["password"]
+
+
+def test_a_halls_bridge_login_cannot_write_or_read_another_halls_topics(tmp_path):
+    """On an office broker of its own: a test client logged in as a hall's
+    bridge takes the bridge's client id (client id = user name there)."""
+    office_dir = tmp_path / "office"
+    port, local, creds = make_office(office_dir)
+    b = start_broker(str(office_dir), open(tmp_path / "office.log", "ab"))
+    try:
+        watch = Paho(("127.0.0.1", local), "office", creds["office"]["password"],
+                     subscribe=["hallclock/+/+/up"])
+        a = Paho(("127.0.0.1", port), *_bridge_login({"creds": creds}, "hall-a"),
+                 subscribe=["hallclock/#"])
+        bb = Paho(("127.0.0.1", port), *_bridge_login({"creds": creds}, "hall-b"))
+        a.publish("hallclock/hall-b/t1/up", b"forged by hall-a", qos=1)
+        a.publish("hallclock/hall-b/t1/down", b"forged down", qos=1)
+        a.publish("hallclock/hall-a/t1/up", b"a's own", qos=1)
+        wait_for(lambda: (("hallclock/hall-a/t1/up", b"a's own") in watch.messages()), 60,
+                 "hall-a's own frame")
+        bb.publish("hallclock/hall-b/t1/up", b"b's own", qos=1)
+        wait_for(lambda: (("hallclock/hall-b/t1/up", b"b's own") in watch.messages()), 60,
+                 "hall-b's own frame")
+        assert [p for _t, p in watch.messages()] == [b"a's own", b"b's own"]
+        # hall-a's bridge login subscribed to everything and read nothing:
+        # neither hall-b's frame nor its own hall's (it only writes)
+        assert a.messages() == []
+        for c in (watch, a, bb):
+            c.stop()
+    finally:
+        b.stop()
+
+
+def test_the_office_tools_cannot_publish(tmp_path):
+    office_dir = tmp_path / "office"
+    port, local, creds = make_office(office_dir)
+    b = start_broker(str(office_dir), open(tmp_path / "office.log", "ab"))
+    try:
+        viewer = Paho(("127.0.0.1", local), "viewer", creds["viewer"]["password"],
+                      subscribe=["hallclock/+/+/up"])
+        for user in ("office", "viewer"):
+            tool = Paho(("127.0.0.1", local), user, creds[user]["password"])
+            for t in ("hallclock/hall-a/t1/up", "hallclock/hall-a/t1/down",
+                      "hallclock/hall-a/all/down"):
+                tool.publish(t, b"from the office", qos=1)
+            tool.stop()
+        a = Paho(("127.0.0.1", port), *_bridge_login({"creds": creds}, "hall-a"))
+        a.publish("hallclock/hall-a/t1/up", b"marker", qos=1)
+        wait_for(lambda: any(p == b"marker" for _t, p in viewer.messages()), 60, "the marker")
+        assert [p for _t, p in viewer.messages()] == [b"marker"]
+        a.stop()
+        viewer.stop()
+    finally:
+        b.stop()
+
+
+@pytest.mark.parametrize("argv, why", [
+    (["--office", "127.0.0.1:1"], "--office needs --office-credentials"),
+    (["--office-credentials", "x.json"], "go with --office"),
+    (["--office", "127.0.0.1:1", "--office-credentials", "HALLB"], "not of --hall hall-a"),
+    (["--office", "nowhere", "--office-credentials", "HALLA"], "HOST:PORT"),
+    (["--office", "127.0.0.1:1", "--office-credentials", "HALLA", "--office-ca", "none.crt"],
+     "--office-ca"),
+])
+def test_bad_office_options_are_one_line_and_nothing_is_written(tmp_path, argv, why):
+    office_dir = tmp_path / "office"
+    make_office(office_dir)
+    argv = [str(office_dir / "halls" / "hall-b.json") if a == "HALLB" else
+            str(office_dir / "halls" / "hall-a.json") if a == "HALLA" else a for a in argv]
+    res = run_cli("broker-config", "--hall", "hall-a", "--clocks", "t1", "--out",
+                  str(tmp_path / "hall"), *argv)
+    assert res.returncode == 2 and why in res.stderr, res.stderr
+    assert res.stderr.count("\n") == 1
+    assert not (tmp_path / "hall").exists()
+
+
+def test_the_bridge_speaks_tls_to_the_office_with_its_ca(tmp_path):
+    """office-config --tls-port: the halls' bridges on TLS (the office's CA
+    given to broker-config as --office-ca); a frame crosses it."""
+    office_dir = tmp_path / "office"
+    port, tport, local = broker.free_port(), broker.free_port(), broker.free_port()
+    res = run_cli("office-config", "--halls", "hall-a", "--out", str(office_dir),
+                  "--broker-port", str(port), "--tls-port", str(tport), "--bind", "127.0.0.1",
+                  "--local-port", str(local))
+    assert res.returncode == 0, res.stderr
+    assert "--office-ca" in res.stdout
+    creds = json.loads((office_dir / "credentials.json").read_text())
+    hall = tmp_path / "hall-a"
+    hport, hlocal = broker.free_port(), broker.free_port()
+    res = run_cli("broker-config", "--hall", "hall-a", "--clocks", "t1", "--out", str(hall),
+                  "--broker-port", str(hport), "--bind", "127.0.0.1", "--local-port",
+                  str(hlocal), "--office", f"127.0.0.1:{tport}", "--office-credentials",
+                  str(office_dir / "halls" / "hall-a.json"),
+                  "--office-ca", str(office_dir / "tls" / "ca.crt"))
+    assert res.returncode == 0, res.stderr
+    conf = (hall / "mosquitto.conf").read_text()
+    assert "bridge_cafile" in conf and "bridge_insecure false" in conf
+    assert os.stat(hall / "mosquitto.conf").st_mode & 0o077 == 0  # it holds a password
+    olog = str(tmp_path / "office.log")
+    office = start_broker(str(office_dir), open(olog, "ab"))
+    hb = start_broker(str(hall), open(tmp_path / "hall.log", "ab"))
+    try:
+        wait_for(lambda: log_has(olog, "as bridge-hall-a"), 60, "the bridge at the office")
+        watch = Paho(("127.0.0.1", local), "office", creds["office"]["password"],
+                     subscribe=["hallclock/+/+/up"])
+        hcreds = json.loads((hall / "credentials.json").read_text())
+        c = Paho(("127.0.0.1", hport), "t1", hcreds["t1"]["password"])
+        c.publish("hallclock/hall-a/t1/up", b"over tls")
+        wait_for(lambda: ("hallclock/hall-a/t1/up", b"over tls") in watch.messages(), 60,
+                 "the frame over the TLS bridge")
+        c.stop()
+        watch.stop()
+    finally:
+        hb.stop()
+        office.stop()
+
+
+def test_broker_command_runs_the_offices_folder(tmp_path):
+    """``hallclock broker --dir`` runs the office's folder as it runs a
+    hall's (as the ``mosquitto`` user when started as root: a folder it can
+    enter, as tests/test_mqtt_link.py does it)."""
+    import shutil
+    import socket
+    import subprocess
+    import tempfile
+    base = tempfile.mkdtemp(prefix="hallclock-officetest-")
+    try:
+        os.chmod(base, 0o711)
+        from pathlib import Path
+        port, local, creds = make_office(Path(base) / "office")
+        p = subprocess.Popen([sys.executable, "-m", "hallclock", "broker", "--dir",
+                              os.path.join(base, "office")], stderr=subprocess.PIPE, text=True)
+        try:
+            def listening():
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    return True
+                except OSError:
+                    assert p.poll() is None, p.stderr.read()
+                    return False
+            wait_for(listening, 60, "mosquitto listening")
+            # the passwords and ACL read: a bridge login writes, the office reads it
+            watch = Paho(("127.0.0.1", local), "office", creds["office"]["password"],
+                         subscribe=["hallclock/+/+/up"])
+            a = Paho(("127.0.0.1", port), *_bridge_login({"creds": creds}, "hall-a"))
+            a.publish("hallclock/hall-a/t1/up", b"x", qos=1)
+            wait_for(lambda: watch.messages() == [("hallclock/hall-a/t1/up", b"x")], 60,
+                     "the frame")
+            a.stop()
+            watch.stop()
+        finally:
+            p.terminate()
+            p.wait(10)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
