@@ -341,7 +341,7 @@ def test_unknown_paths_are_not_served(server):
 
 
 def test_the_page_shows_a_halls_round(hall_log, page):
-    srv = make_server(hall_log, "127.0.0.1", 0)
+    srv = make_server(hall_log, "127.0.0.1", 0, tables=True)
     thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05},
                               daemon=True)
     thread.start()
@@ -352,8 +352,10 @@ def test_the_page_shows_a_halls_round(hall_log, page):
             timeout=WAIT_MS)  # the hall unit is not counted as a table
         assert page.inner_text("#title") == "round time left"
         assert page.inner_text("#digits") == "0:00"
-        assert "1-min gong at " in page.inner_text("#gongs")
-        assert "(move" not in page.inner_text("#gongs")  # no table's move on the hall's page
+        # with the tables listed only the newest gong is shown; the others stay in the page
+        assert page.inner_text("#gongs").startswith("end gong at ")
+        assert "1-min gong at " in page.text_content("#gongs")
+        assert "(move" not in page.text_content("#gongs")  # no table's move on the hall's page
         tables = page.inner_text("#tables").splitlines()
         assert [t.split()[0] for t in tables] == ["table-1", "table-2", "table-3"]
         assert "play-out: 3 tables (a) finish the round" in page.inner_text("#playout")
@@ -362,38 +364,109 @@ def test_the_page_shows_a_halls_round(hall_log, page):
         srv.server_close()
 
 
-def test_a_hall_of_thirty_tables_counts_the_ones_the_page_cannot_show(page, tmp_path):
-    """30 tables heard in any order: the page lists them in natural order as
-    far as it has room, and one line counts the rest and names where to see
-    every table -- none dropped silently."""
+def hall_of(path, n):
+    """A log of a hall unit ('hall': the start gong, never a move) and ``n``
+    tables heard in any order, each in its first move."""
     import random
-    log = tmp_path / "hall30.jsonl"
-    names = ["table-%d" % (k + 1) for k in range(30)]
+    names = ["table-%d" % (k + 1) for k in range(n)]
     random.Random(3).shuffle(names)
     t0 = 1800000000.0
-    with log.open("w") as f:
-        for i, name in enumerate(names):
-            for seq, (t, ev, extra) in enumerate(
-                    [(0, "boot", {"mode": "scrabble", "settings": {
-                        "move_s": 120, "warn_s": [30], "round_min": 40, "round_warn_min": 10}}),
-                     (100, "gong", {"kind": "start", "move": None}),
-                     (1000, "turn", {"player": "A", "move": 1, "limit_ms": 120000})], 1):
+    boot = {"mode": "scrabble", "settings": {"move_s": 120, "warn_s": [30], "round_min": 40,
+                                             "round_warn_min": 10}}
+    with open(path, "w") as f:
+        for i, name in enumerate(["hall"] + names):
+            events = [(0, "boot", boot), (100, "gong", {"kind": "start", "move": None})]
+            if name != "hall":
+                events.append((1000, "turn", {"player": "A", "move": 1, "limit_ms": 120000}))
+            for seq, (t, ev, extra) in enumerate(events, 1):
                 f.write(json.dumps(dict(clock=name, seq=seq, t_ms=t, event=ev,
                                         session="%08x" % (i + 1),
                                         host_time=iso(t0 + i * 0.01 + t / 1000), **extra)) + "\n")
-    srv = make_server(str(log), "127.0.0.1", 0)
+    return sorted(names, key=lambda s: int(s.split("-")[1]))
+
+
+VIEWS = [(1024, 768), (1280, 800), (1920, 1080)]
+
+
+@pytest.mark.parametrize("n", [8, 12, 30, 40])
+def test_every_table_is_inside_the_screen(tmp_path, n):
+    """--tables (issue 33): at 1024×768, 1280×800 and 1920×1080, 8 to 40
+    tables each stand whole inside the viewport (on one screen, or on pages
+    that turn by themselves, each saying which tables it shows); the round's
+    time stays the largest type; the hall unit is never counted; a table's
+    line is words, not pipes."""
+    from playwright.sync_api import sync_playwright
+    log = tmp_path / "hall.jsonl"
+    names = hall_of(str(log), n)
+    srv = make_server(str(log), "127.0.0.1", 0, tables=True)
     thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05},
                               daemon=True)
     thread.start()
+    inside = """() => {
+        const foot = document.querySelector('footer').getBoundingClientRect().top;
+        return [...document.querySelectorAll('#tables li')].map(li => {
+            const r = li.getBoundingClientRect();
+            return [li.textContent, r.left >= 0 && r.top >= 0 && r.right <= innerWidth
+                    && r.bottom <= Math.min(innerHeight, foot + 1)
+                    && li.scrollWidth <= li.clientWidth + 1];
+        }); }"""
     try:
-        page.goto(url_of(srv))
-        page.wait_for_function("document.getElementById('tables').children.length > 0",
-                               timeout=WAIT_MS)
-        rows = page.inner_text("#tables").splitlines()
-        assert [r.split()[0] for r in rows[:-1]] == ["table-%d" % k for k in range(1, len(rows))]
-        assert rows[-1] == "%d more tables (table-%d to table-30): every table in the " \
-            "referee's console" % (31 - len(rows), len(rows))
-        assert "round · 30 tables" in page.inner_text("#clock")
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+            try:
+                for width, height in VIEWS:
+                    page = browser.new_page(viewport={"width": width, "height": height})
+                    page.goto(url_of(srv) + "?turn_ms=300")
+                    page.wait_for_function(
+                        "document.querySelectorAll('#tables li').length > 0", timeout=WAIT_MS)
+                    assert page.inner_text("#clock").endswith("round · %d tables" % n)
+                    seen = set()
+                    for _ in range(40):  # every page, as they turn
+                        for text, ok in page.evaluate(inside):
+                            assert ok, (width, height, text)
+                            assert "|" not in text and " · A " in text
+                            seen.add(text.split(" · ")[0])
+                        note = page.inner_text("#tablepage")
+                        if seen == set(names):
+                            break
+                        assert note.startswith("tables "), (width, height, len(seen))
+                        page.wait_for_timeout(150)
+                    assert seen == set(names), (width, height, sorted(set(names) - seen))
+                    digits = page.eval_on_selector(
+                        "#digits", "e => parseFloat(getComputedStyle(e).fontSize)")
+                    rows = page.eval_on_selector(
+                        "#tables", "e => parseFloat(getComputedStyle(e).fontSize)")
+                    assert digits > 5 * rows
+                    page.close()
+            finally:
+                browser.close()
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def test_tables_only_when_asked_and_a_round_over_early_says_so(tmp_path):
+    """Without --tables the page is for the players at the back (no table
+    list); a round whose tables all ended before the end gong shows that it
+    is over, not the basic time left beside "every table has ended"."""
+    log = tmp_path / "hall.jsonl"
+    hall_of(str(log), 3)
+    tail = LogTail(str(log))
+    state = tail.state()
+    assert state["show_tables"] is False and len(state["tables"]) == 3
+    clocks = Clocks()
+    recs = read_records(log)
+    for r in recs:
+        clocks.feed(r, epoch_of(r["host_time"]))
+    last = max(epoch_of(r["host_time"]) for r in recs)
+    session = {r["clock"]: r["session"] for r in recs}
+    for name in ["hall", "table-1", "table-2", "table-3"]:
+        clocks.feed({"clock": name, "seq": 3 if name == "hall" else 4, "t_ms": 60000,
+                     "event": "end", "session": session[name], "host_time": iso(last + 60)},
+                    last + 60)
+    f = face(clocks, None, last + 61)
+    assert f["subtitle"] == "every table has ended"
+    assert f["title"] == "the round is over" and f["digits"] == "over"
+    assert [a["digits"] for a in f["ahead"]] == ["over"] and f["due"] == []
+
+

@@ -122,7 +122,7 @@ def main(out_dir=HERE):
     log = make_round(work)
     path, at = snapshot(log, work)
     wall = (lambda: at)
-    proj = serve(projector.make_server(path, "127.0.0.1", 0,
+    proj = serve(projector.make_server(path, "127.0.0.1", 0, tables=True,
                                        source=projector.LogTail(path, wall=wall)))
     cons = serve(refconsole.make_server(path, "127.0.0.1", 0, token="shots",
                                         tail=refconsole.RoundTail(path, wall=wall)))
@@ -148,9 +148,47 @@ def main(out_dir=HERE):
             s.shutdown()
             s.server_close()
         cons.referee.close()
+    projector_sizes(out_dir, work)
     print(f"screenshots in {out_dir} (the round's log: {log})")
+
+
+SIZES = [(1024, 768), (1280, 800), (1920, 1080)]
+
+
+def projector_sizes(out_dir, work):
+    """projector_<W>x<H>_<N>.png: ``hall-display --tables`` for 8, 12, 30 and 40
+    tables at three projector sizes (tests/test_projector.py checks the same
+    pages keep every table inside the screen)."""
+    from playwright.sync_api import sync_playwright
+
+    from hallclock.hall import display as projector
+    from hallclock.hall.webserver import url_of
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    from test_projector import hall_of
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        for n in (8, 12, 30, 40):
+            log = os.path.join(work, f"hall{n}.jsonl")
+            hall_of(log, n)
+            srv = serve(projector.make_server(log, "127.0.0.1", 0, tables=True))
+            try:
+                for w, h in SIZES:
+                    page = browser.new_page(viewport={"width": w, "height": h})
+                    page.goto(url_of(srv))
+                    page.wait_for_function("document.querySelectorAll('#tables li').length",
+                                           timeout=20000)
+                    page.wait_for_timeout(800)
+                    page.screenshot(path=os.path.join(out_dir, f"projector_{w}x{h}_{n}.png"))
+                    page.close()
+            finally:
+                srv.shutdown()
+                srv.server_close()
+        browser.close()
 
 
 if __name__ == "__main__":
     sys.path.insert(0, os.path.join(ROOT, "host"))
-    main(*(sys.argv[1:2] or [HERE]))
+    if sys.argv[1:2] == ["--sizes"]:  # only the projector's sizes
+        projector_sizes(*(sys.argv[2:3] or [HERE]), tempfile.mkdtemp(prefix="hallclock-shots-"))
+    else:
+        main(*(sys.argv[1:2] or [HERE]))

@@ -9,7 +9,8 @@ def cmd_hall_display(args):
     from ..hall.webserver import serve, url_of
 
     source = _broker_source(args)  # the hall network, as 'viewer' (docs/network.md)
-    server = make_server(args.log, args.host, args.http_port, args.clock, source=source)
+    server = make_server(args.log, args.host, args.http_port, args.clock, source=source,
+                         tables=args.tables)
     log = args.log if source is None else source.path
     what = f"clock {args.clock} of {log}" if args.clock else log
     print(f"Hall display for {what} on {url_of(server)} — open it in a browser on the "
@@ -33,6 +34,9 @@ def register(sub):
     p.add_argument("--clock", metavar="NAME",
                    help="show one clock of the log (default: the whole hall -- "
                    "the round, or the hall countdown)")
+    p.add_argument("--tables", action="store_true",
+                   help="also list every table under the round's time (all on one screen "
+                   "up to 40 tables; more turn pages by themselves)")
     from .log import broker_options
     broker_options(p, "show the hall from the broker instead of a log (as 'viewer')")
     p.set_defaults(func=cmd_hall_display)

@@ -85,11 +85,15 @@ class LogTail:
             self.clocks.feed(rec, at if at is not None else self.wall())
             self.records += 1
 
+    show_tables = False  # the page lists the tables only when asked (--tables)
+
     def state(self):
         with self.lock:
             self.update()
-            return face(self.clocks, self.clock_name, self.wall(), self.path,
-                        self.source.exists())
+            out = face(self.clocks, self.clock_name, self.wall(), self.path,
+                       self.source.exists())
+            out["show_tables"] = self.show_tables
+            return out
 
 
 class BrokerTail(LogTail):
@@ -147,7 +151,7 @@ def _table(c, now):
     cells = row_cells(c, c.face(now))
     return {"clock": c.name, "mode": cells["mode"], "displays": [cells["A"], cells["B"]],
             "runs": cells["runs"], "move": cells["move"],
-            "state": " ".join(t for t, _k in cells["state"])}
+            "state": ", ".join(t for t, _k in cells["state"])}
 
 
 def _ahead(c, now, hall):
@@ -278,6 +282,11 @@ def _round_face(out, clocks, now):
     if out["ended"]:
         out["subtitle"] = "session ended" if one else "every table has ended"
         out["running"] = False
+        if left > 0:  # ended before the end gong: no basic time left to show
+            out.update({"title": "the round is over", "digits": "over", "last": False})
+            out["due"] = []
+            out["ahead"] = [{"in_ms": 0, "digits": "over", "banks": None}]
+            return out
 
     def hall(c, face_):
         r = view.round(face_)
@@ -320,7 +329,7 @@ def check_clock(tail):
     return None
 
 
-def make_server(log, host="127.0.0.1", port=8080, clock=None, source=None):
+def make_server(log, host="127.0.0.1", port=8080, clock=None, source=None, tables=False):
     """An HTTP server (not yet serving) for the log; port 0 picks a free one.
     ``source``: another record source with LogTail's ``state()`` (the hall
     network's viewer, ``BrokerTail``) instead of the log file."""
@@ -331,6 +340,7 @@ def make_server(log, host="127.0.0.1", port=8080, clock=None, source=None):
     if not 0 <= port <= 65535:
         raise BadInput(f"--http-port {port}: an HTTP port is 0 to 65535")
     tail = source if source is not None else LogTail(log, clock)
+    tail.show_tables = tables
     note = check_clock(tail) if source is None else None  # before the port is taken
     server = bind(host, port, type("Handler", (_Handler,), {"tail": tail}),
                   "another hall-display?")

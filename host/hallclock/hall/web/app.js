@@ -15,7 +15,74 @@
     if (el.textContent !== text) { el.textContent = text; }
   }
 
-  var MAX_TABLES = 12;  // the rows a projected page has room for under the digits
+  // --tables: every table on one screen, in columns and smaller type as needed;
+  // beyond what the screen holds at the smallest type, pages that turn by themselves
+  var SIZES_VH = [2.8, 2.4, 2.0, 1.7];
+  var MAX_COLUMNS = 4;
+  var TURN_MS = parseInt(new URLSearchParams(location.search).get("turn_ms"), 10) || 8000;
+  var page = 0, pageTurned = 0;
+
+  function tableLine(t) {
+    var words = [t.clock, "A " + t.displays[0], "B " + t.displays[1]];
+    if (t.move) { words.push("move " + t.move); }
+    if (t.state) { words.push(t.state); }
+    return words.join(" · ");
+  }
+
+  function fits(list) {
+    var bottom = Math.min(window.innerHeight,
+                          document.querySelector("footer").getBoundingClientRect().top) - 2;
+    if (list.getBoundingClientRect().bottom > bottom) { return false; }
+    for (var i = 0; i < list.children.length; i++) {
+      var li = list.children[i], r = li.getBoundingClientRect();
+      if (li.scrollWidth > li.clientWidth + 1 || r.right > window.innerWidth ||
+          r.bottom > bottom) { return false; }
+    }
+    return true;
+  }
+
+  // the largest type and fewest columns at which ``lines`` fit, or null
+  function layout(list, lines) {
+    fill(list, lines);
+    for (var i = 0; i < SIZES_VH.length; i++) {
+      for (var cols = 1; cols <= MAX_COLUMNS; cols++) {
+        list.style.fontSize = SIZES_VH[i] + "vh";
+        list.style.columnCount = cols;
+        if (fits(list)) { return true; }
+      }
+    }
+    return false;
+  }
+
+  function showTables(s) {
+    var box = $("tablebox"), list = $("tables");
+    var tables = s.show_tables ? (s.tables || []) : [];
+    box.hidden = !tables.length;
+    $("face").classList.toggle("with-tables", tables.length > 0);  // before measuring
+    if (!tables.length) { fill(list, []); return; }
+    var lines = tables.map(tableLine);
+    setText("tablepage", "");
+    if (layout(list, lines)) { return; }
+    // pages: as many tables a page as fit, each page naming which tables it shows
+    var per = lines.length;
+    while (per > 1) {
+      per = Math.max(1, Math.floor(per * 0.85));
+      var pages = Math.ceil(lines.length / per);
+      setText("tablepage", "tables 1–" + per + " of " + lines.length + " · page 1 of " + pages);
+      if (layout(list, lines.slice(0, per))) { break; }
+    }
+    var count = Math.ceil(lines.length / per);
+    if (performance.now() - pageTurned >= TURN_MS) {
+      page = (page + 1) % count;
+      pageTurned = performance.now();
+    }
+    page = page % count;
+    var first = page * per, last = Math.min(lines.length, first + per);
+    setText("tablepage", "tables " + (first + 1) + "–" + last + " of " + lines.length +
+            " (" + tables[first].clock + " to " + tables[last - 1].clock + ") · page " +
+            (page + 1) + " of " + count + ", turning by itself");
+    layout(list, lines.slice(first, last));
+  }
 
   function fill(list, items) {
     list.textContent = "";
@@ -62,7 +129,8 @@
       state.paused ? "paused" : "",
       state.last && !state.paused ? "last" : "",
       state.ended || (!state.running && digits === "0:00") ? "over" : "",
-      failures > 2 ? "lost" : ""
+      failures > 2 ? "lost" : "",
+      state.show_tables && (state.tables || []).length ? "with-tables" : ""
     ].join(" ").trim();
   }
 
@@ -86,17 +154,7 @@
     fill($("announcements"), (s.announcements || []).map(function (a) { return a.text; }));
     fill($("gongs"), (s.due || []).map(function (g) { return g.text + " due at " + g.at; })
          .concat((s.gongs || []).map(gongLine)));
-    var rows = (s.tables || []).map(function (t) {
-      return t.clock + "  " + t.displays[0] + " | " + t.displays[1] +
-        (t.state ? "  " + t.state : "");
-    });
-    if (rows.length > MAX_TABLES) {  // never dropped silently: counted, and where to see them
-      var more = rows.length - MAX_TABLES + 1;
-      rows = rows.slice(0, MAX_TABLES - 1).concat([more + " more tables (" +
-        s.tables[MAX_TABLES - 1].clock + " to " + s.tables[s.tables.length - 1].clock +
-        "): every table in the referee's console"]);
-    }
-    fill($("tables"), rows);
+    showTables(s);
     setText("log", s.log || "");
     render();
   }
