@@ -195,3 +195,18 @@ def test_three_copies_a_standby_an_office_and_the_hall(tmp_path, real_log):
     res = audit(a, b, c)
     assert res.returncode == 1
     assert f"missing in log 3: {recs[-1]['seq']}," in " ".join(res.stdout.split())
+
+
+def test_a_huge_seq_or_gap_is_a_range_not_a_list(tmp_path):
+    """A crafted log claiming seq 2**53 (or a gap that long) is answered at
+    once with its ranges: nothing is counted seq by seq."""
+    big = 1 << 53
+    recs = [{"clock": "t", "seq": 1, "t_ms": 0, "event": "boot", "session": "s"},
+            {"clock": "t", "seq": 2, "t_ms": 0, "event": "gap", "missing": [2, big - 1],
+             "session": "s"},
+            {"clock": "t", "seq": big, "t_ms": 0, "event": "press", "session": "s"}]
+    res = run_cli("audit", write(tmp_path / "a.jsonl", recs), write(tmp_path / "b.jsonl",
+                                                                     recs[:1]), timeout=60)
+    assert res.returncode == 1
+    flat = " ".join(res.stdout.split())
+    assert f"missing in log 1: 2-{big - 1}," in flat and f"missing in log 2: 2-{big}," in flat

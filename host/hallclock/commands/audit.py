@@ -56,58 +56,62 @@ def _natural(name):
 def audit(copies):
     """``copies``: [records of each log].  Returns [row] per clock and session
     in natural order, each a dict: clock, session, held [count per log],
-    missing [[seq] per log], doubled [[seq] per log], differing [seq],
-    and ``agree``."""
+    missing [[(first, last)] per log], doubled [[seq] per log], differing
+    [seq], shared [(first, last)] (what every log lacks), and ``agree``.
+    Missing seqs are kept as ranges: a log claiming seq 2**53 costs nothing."""
     from ..link.logfile import clock_part
     n = len(copies)
     found = {}  # (clock, session) -> seq -> [list of canonical texts per log]
-    lacks = {}  # (clock, session) -> [set of seqs a gap record says are missing, per log]
     for i, records in enumerate(copies):
         for rec in records:
-            key = (rec["clock"], rec.get("session"))
-            seqs = found.setdefault(key, {})
-            if rec["event"] == "gap" and isinstance(rec.get("missing"), list):
+            seqs = found.setdefault((rec["clock"], rec.get("session")), {})
+            per = seqs.setdefault(rec["seq"], [[] for _ in range(n)])
+            if rec["event"] == "gap":
                 # the host's note that the clock overwrote these before they were
-                # stored: this log lacks them, as a log without the note would
-                lo, hi = rec["missing"]
-                lacks.setdefault(key, [set() for _ in range(n)])[i].update(range(lo, hi + 1))
-                seqs.setdefault(rec["seq"], [[] for _ in range(n)])
+                # stored: its own seq and ``missing`` are not held in this log
                 continue
-            text = json.dumps(clock_part(rec), sort_keys=True, ensure_ascii=False)
-            seqs.setdefault(rec["seq"], [[] for _ in range(n)])[i].append(text)
+            per[i].append(json.dumps(clock_part(rec), sort_keys=True, ensure_ascii=False))
     rows = []
     for key in sorted(found, key=lambda k: (_natural(k[0]), _key(k[1]))):
         seqs = found[key]
-        last = max(seqs)
-        expected = range(1, last + 1)  # seq is 1, 2, 3, … within a session (contract)
-        held = [sum(1 for s in seqs if seqs[s][i]) for i in range(n)]
-        missing = [[s for s in expected if s not in seqs or not seqs[s][i]] for i in range(n)]
+        last = max(seqs)  # seq is 1, 2, 3, … within a session (contract): 1..last
+        held = [sorted(s for s in seqs if seqs[s][i]) for i in range(n)]
         doubled = [[s for s in sorted(seqs) if len(seqs[s][i]) > 1] for i in range(n)]
         differing = [s for s in sorted(seqs)
                      if len({t for per in seqs[s] for t in per}) > 1]
-        # a seq every log lacks: a gap they share (the clock's ring overflowed,
+        # what every log lacks: a gap they share (the clock's ring overflowed,
         # or it was lost before any of them stored it); the logs still agree
-        shared = set.intersection(*(set(m) for m in missing))
-        agree = all(set(m) == shared for m in missing) and not any(doubled) \
-            and not differing
-        rows.append({"clock": key[0], "session": key[1], "held": held, "missing": missing,
-                     "doubled": doubled, "differing": differing, "shared": sorted(shared),
-                     "agree": agree})
+        shared = _lacking(sorted(s for s in seqs if any(seqs[s])), last)
+        agree = all(h == held[0] for h in held) and not any(doubled) and not differing
+        rows.append({"clock": key[0], "session": key[1], "held": [len(h) for h in held],
+                     "missing": [_lacking(h, last) for h in held], "doubled": doubled,
+                     "differing": differing, "shared": shared, "agree": agree})
     return rows
 
 
-def ranges(seqs):
-    """[1, 2, 3, 7, 9, 10] -> '1-3, 7, 9-10' ('-' for none)."""
+def _lacking(held, last):
+    """[(first, last)] of 1..``last`` not in ``held`` (sorted)."""
     out = []
-    seqs = sorted(seqs)
-    i = 0
-    while i < len(seqs):
-        j = i
-        while j + 1 < len(seqs) and seqs[j + 1] == seqs[j] + 1:
-            j += 1
-        out.append(str(seqs[i]) if i == j else f"{seqs[i]}-{seqs[j]}")
-        i = j + 1
-    return ", ".join(out) or "-"
+    nxt = 1
+    for s in held:
+        if s > nxt:
+            out.append((nxt, s - 1))
+        nxt = max(nxt, s + 1)
+    if nxt <= last:
+        out.append((nxt, last))
+    return out
+
+
+def ranges(seqs):
+    """[1, 2, 3, 7, 9, 10] or [(1, 3), (7, 7), (9, 10)] -> '1-3, 7, 9-10' ('-' for none)."""
+    spans = []
+    for s in seqs:
+        lo, hi = s if isinstance(s, tuple) else (s, s)
+        if spans and lo == spans[-1][1] + 1:
+            spans[-1] = (spans[-1][0], hi)
+        else:
+            spans.append((lo, hi))
+    return ", ".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in spans) or "-"
 
 
 def cmd_audit(args):
