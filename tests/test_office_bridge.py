@@ -353,3 +353,34 @@ def test_broker_command_runs_the_offices_folder(tmp_path):
             p.wait(10)
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_frames_queued_for_the_office_survive_a_clean_hall_broker_restart(net):
+    """The office down, a clock speaks, the hall's broker is stopped and
+    started again (a clean stop saves its persistence) before the office is
+    back: the frames still reach the office (Mosquitto 2.0.11's bridge with
+    cleansession false on both sides)."""
+    sub = office_tool(net, client_id="office-durable-2", clean=False, qos=1)
+    sub.stop()
+    net["office"].stop()
+    hb, hport, hcreds = net["halls"]["hall-b"]
+    c = clock(net, "hall-b", "t2")
+    sent = [f"kept {i}".encode() for i in range(20)]
+    for p in sent:
+        c.publish("hallclock/hall-b/t2/up", p)
+    viewer = Paho(("127.0.0.1", hport), hcreds["viewer"]["user"], hcreds["viewer"]["password"],
+                  subscribe=["hallclock/hall-b/t2/up"])
+    c.publish("hallclock/hall-b/t2/up", b"seen-b")
+    wait_for(lambda: any(p == b"seen-b" for _t, p in viewer.messages()), 60, "the hall's copy")
+    viewer.stop()
+    c.stop()
+    hb.restart()
+    net["office"].start(timeout=60.0)
+    sub = office_tool(net, client_id="office-durable-2", clean=False, qos=1)
+    try:
+        wait_for(lambda: any(p == b"seen-b" for _t, p in sub.messages()), 90,
+                 "the frames kept across the hall broker's restart, at the office")
+        got = [p for t, p in sub.messages() if t == "hallclock/hall-b/t2/up"]
+        assert [p for p in got if p.startswith(b"kept")] == sent
+    finally:
+        sub.stop()
