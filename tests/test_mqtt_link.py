@@ -98,6 +98,11 @@ def test_three_clocks_and_a_hot_standby_logger(hall, tmp_path):
         want = reference(tmp_path, c, texts[c], sid="0000ca%02x" % i)
         assert clock_records(main, c) == want
         assert clock_records(standby, c) == want
+    # and audit, which a referee runs on the two laptops' logs, says they agree
+    res = subprocess.run(HALLCLOCK + ["audit", str(main), str(standby)], capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert f"the logs agree: {len(hall.clocks)} clocks" in res.stdout
 
 
 def test_device_without_broker_is_told_why(tmp_path, script):
