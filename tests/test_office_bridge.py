@@ -274,6 +274,12 @@ def test_bad_office_options_are_one_line_and_nothing_is_written(tmp_path, argv, 
     assert not (tmp_path / "hall").exists()
 
 
+def test_rotate_takes_no_office_options(tmp_path):
+    res = run_cli("broker-config", "--rotate", "--out", str(tmp_path / "hall"),
+                  "--office", "127.0.0.1:1883")
+    assert res.returncode == 2 and "--rotate" in res.stderr and "--office" in res.stderr
+
+
 def test_the_bridge_speaks_tls_to_the_office_with_its_ca(tmp_path):
     """office-config --tls-port: the halls' bridges on TLS (the office's CA
     given to broker-config as --office-ca); a frame crosses it."""

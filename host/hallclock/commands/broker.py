@@ -83,9 +83,10 @@ def _hall_options(p, user):
 def cmd_broker_config(args):
     from ..net import broker
     if args.rotate:
-        if args.hall or args.clocks or args.tls_port is not None:
+        if args.hall or args.clocks or args.tls_port is not None or args.office is not None \
+                or args.office_credentials is not None or args.office_ca is not None:
             raise BadInput("--rotate changes the hall key of the configuration in --out "
-                           "only: leave out --hall, --clocks and --tls-port")
+                           "only: leave out --hall, --clocks, --tls-port and --office…")
         clocks = broker.rotate_hall_key(args.out)
         print(f"a new hall key in {os.path.join(args.out, 'credentials.json')} and "
               f"{len(clocks)} clocks' cfg files; the referee uses it at once. Next: "
