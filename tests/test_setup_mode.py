@@ -180,7 +180,8 @@ def test_saved_file_keeps_the_clock_name_and_the_network():
     old = ("clock = table-07  # the name\nbrightness = 3\nmode = backgammon\nmatch = 5\n"
            "wifi_ssid = H\nwifi_password = p\nbroker = 10.0.0.1:1883\nhall = h\nuser = u\n"
            "password = q\nkey = " + "1f" * 16 + "\nhall_key = " + "2e" * 16 + "\n")
-    text = cfgsave.cfg_text(old, "scrabble", dict(settings_mod.defaults("scrabble"), move_s=90))
+    text = cfgsave.cfg_text(old, "scrabble", settings_mod.format_text(
+        "scrabble", dict(settings_mod.defaults("scrabble"), move_s=90)))
     cfg = config.parse(text, "x")
     assert cfg.error is None and cfg.clock == "table-07" and cfg.brightness == 3
     assert cfg.mode == "scrabble" and cfg.settings["move_s"] == 90 and cfg.net["hall"] == "h"

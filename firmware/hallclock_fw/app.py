@@ -9,6 +9,8 @@ button settling), so the loop can sleep until then or until a button moves.
 The host's commands are taken in the order they arrived (the link queues
 them): a press (``C``), a restore after a power loss (``S``), settings
 (``K``: taken only while no game runs) and the round's start (``N``).
+Settings the host sends are the clock's until changed: saved to
+hallclock.cfg (``store``) in the pass after the frame's (``_save``).
 
 Set-up at the clock (setup_mode.py, docs/contract.md): PAUSE held
 ``_SETUP_HOLD_MS`` while no game runs opens it; its module is imported only
@@ -29,7 +31,7 @@ from . import VERSION, protocol
 from .core.timing import earliest, ticks_add, ticks_diff
 from .display import next_change
 from .events import (BTN_A, BTN_B, BTN_PAUSE, EV_BOOT, EV_END, EV_HEALTH, EV_REFUSED,
-                     EV_ROUND, EV_SETTINGS, NULL)
+                     EV_ROUND, EV_SAVE_FAILED, EV_SETTINGS, NULL)
 from .link import DeviceLink
 
 _MAX_SLEEP = const(1000)  # wake at least this often (link resends, watchdogs)
@@ -68,6 +70,7 @@ def _module(modes) -> "Any":
 
 class App:
     shed: "Any"  # (for the type checker: hw/device.py sets it; no code on the board)
+    store: "Any"  # (the same: hw/boot.py, or the virtual board, sets it)
 
     def __init__(self, panel, uart, mode, settings, clock, sid, now):
         self.panel = panel
@@ -85,7 +88,8 @@ class App:
         self.ended = False
         self.events = 0
         self.view = False  # new settings wait for a player's press (ČAS 3.2)
-        self.store = None  # save_settings(mode, values): hallclock.cfg (hw/device.py)
+        self.store = None  # save_settings(mode, text): hallclock.cfg (hw/device.py)
+        self.unsaved = False  # the host's settings wait for their save (``_save``)
         self.setup = None  # set-up at the clock while it runs (setup_mode.Setup)
         self.armed = False  # PAUSE went down while no game ran: set-up at 5 s
         self.setup_next = False  # in set-up: PAUSE is down (next field on release)
@@ -133,6 +137,8 @@ class App:
             code = buttons.poll(now)
         if self.armed or self.setup_next:
             self._setup_hold(now)
+        if self.unsaved:
+            self._save(now)
         link = self.link
         taker = self.taker
         # on the hall network a pass takes messages or sends frames, at most
@@ -184,6 +190,8 @@ class App:
         due = earliest(now, due, self.link.next_deadline(now))  # sends, resends
         if self.split:  # the network's turn comes again _SPLIT_MS after its last
             due = earliest(now, due, ticks_add(self.io_at, _SPLIT_MS))
+        if self.unsaved:  # the host's settings are saved in the next pass
+            due = earliest(now, due, ticks_add(now, 1))
         if self.armed:  # set-up opens when PAUSE has been held long enough
             due = earliest(now, due, ticks_add(self.panel.buttons.held[BTN_PAUSE],
                                                _SETUP_HOLD_MS))
@@ -238,6 +246,25 @@ class App:
             elapsed = rnd.elapsed_ms(now)
             self.core.round.join(now, rnd.number, elapsed if elapsed > 0 else 1, 0)
 
+    def _save(self, now):
+        """The host's settings (``K``, or a restore's) saved to hallclock.cfg
+        as set-up's are (hw/cfgsave.py: old or new file, whole, whenever the
+        power goes), in a pass of their own: the frame's modules are shed
+        and collected first, so the save's module and texts are all a Wi-Fi
+        clock's heap holds beyond its game (docs/micropython.md).  A save
+        that fails is logged (``save_failed``, the flash's errno); the clock
+        runs on the new settings until it reboots."""
+        self.unsaved = False
+        if _MICROPYTHON:
+            gc.collect()
+        try:
+            self.store.save_settings(self.mode, self.link.settings_text)
+        except OSError as e:
+            no = e.args[0] if e.args else NULL
+            self._event(EV_SAVE_FAILED, now, no if isinstance(no, int) else NULL, 0, 0, 0)
+        if _MICROPYTHON:
+            gc.collect()
+
     def host_frame(self, tokens, now):
         """A checked ``S``, ``K`` or ``N`` frame from the host; returns whether
         it was taken.
@@ -288,12 +315,14 @@ class App:
                 return False
             if mode != self.mode or values != self.settings:
                 self._take_settings(mode, values, now)
+                self.unsaved = self.store is not None
             return self.core.restore(ints, now)
         if not (self.ended or core.fresh() or core.over()):
             self._event(EV_REFUSED, now, NULL, _REFUSED_SETTINGS, _REASON_GAME_RUNNING, 0)
             return False
         self.ended = False  # after ``end`` a new game begins in this session
         self._take_settings(mode, values, now)
+        self.unsaved = self.store is not None
         self.view = True
         return True
 

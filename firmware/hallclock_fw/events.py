@@ -33,10 +33,11 @@ EV_RESUME_BANK = const(18)
 EV_SETTINGS = const(19)  # settings taken (K frame): text <mode>:<settings>
 EV_ROUND = const(20)  # round number, elapsed_ms (N frame, or a restored round)
 EV_HEALTH = const(21)  # the clock's own margins (hw/device.py): heap, longest pass; text
+EV_SAVE_FAILED = const(22)  # the host's settings not saved to hallclock.cfg: errno
 
 NULL = const(-1)
 
-EV_COUNT = const(22)  # codes 0 .. EV_COUNT-1; names and fields: hallclock.catalog
+EV_COUNT = const(23)  # codes 0 .. EV_COUNT-1; names and fields: hallclock.catalog
 
 GONG_START = const(0)
 GONG_TEN = const(1)

@@ -174,13 +174,13 @@ class Setup:
         return True
 
     def save(self, app, now):
-        """PAUSE after the last field: written whole (hw/config.py ``save``)
+        """PAUSE after the last field: written whole (hw/cfgsave.py ``save``)
         before it is taken, logged as ``settings``, shown until a player's
         press (ČAS 3.2)."""
         mode, values = self.settings()
         store = app.store
         if store is not None:
-            store.save_settings(mode, values)
+            store.save_settings(mode, settings_mod.format_text(mode, values))
         self.close(app)
         app._take_settings(mode, values, now)
         app.view = True

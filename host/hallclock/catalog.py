@@ -41,6 +41,9 @@ EVENTS = (
     # idf_largest and, answering the host's I frame, the versions: hallclock.link.health
     ("health", (("gc_used", "n"), ("gc_free", "n"), ("gc_largest", "n"),
                 ("longest_pass_ms", "i"))),
+    # the host's settings were taken but hallclock.cfg could not be written
+    # (the flash's error number): the clock runs on them until it reboots
+    ("save_failed", (("errno", "n"),)),
 )
 
 PLAYERS = ("A", "B")

@@ -9,7 +9,9 @@ session; events the host had not acknowledged are lost, like RAM), ``hang``
 (the next pass of the loop never returns: the watchdog restarts the board),
 ``crash`` (the next pass raises: main.py restarts the board 3 s later) and
 ``power-cut-save N`` (the power fails after N flash operations of the next
-save of set-up at the clock, then the board starts again).
+save of hallclock.cfg, then the board starts again) and ``configure MODE
+KEY=VALUE;...`` (the host's settings frame ``K`` arrives over the link, as
+``hallclock configure`` sends it).
 """
 from dataclasses import dataclass
 
@@ -26,7 +28,8 @@ from .errors import BadInput
 MAX_T_MS = (TICKS_MAX + 1) // 2 - 1
 
 ACTIONS = {"press": 1, "bounce": 1, "hold": 2, "end": 0, "command": 1,
-           "command-long": 1, "reboot": 0, "hang": 0, "crash": 0, "power-cut-save": 1}
+           "command-long": 1, "reboot": 0, "hang": 0, "crash": 0, "power-cut-save": 1,
+           "configure": 2}
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,19 @@ def _int(text, what, where):
         raise BadInput(f"{where}: {what} {shown(text)} ms is beyond what the clock can count "
                        f"(at most {MAX_T_MS} ms, about 6 days)")
     return int(digits)
+
+
+def _settings(mode, text, where):
+    """(mode, settings text) of a ``configure`` line, as the K frame carries them."""
+    from hallclock_fw import settings as settings_mod
+    if mode not in settings_mod.MODES:
+        raise BadInput(f"{where}: configure: unknown mode {shown(mode)} "
+                       f"(modes: {', '.join(settings_mod.MODES)})")
+    try:
+        values = settings_mod.parse_text(mode, text)
+    except ValueError as exc:
+        raise BadInput(f"{where}: configure: {exc}") from None
+    return (mode, settings_mod.format_text(mode, values))
 
 
 def parse_text(text, name="<script>"):
@@ -100,6 +116,8 @@ def parse_text(text, name="<script>"):
                                    f"ends beyond what the clock can count ({MAX_T_MS} ms)")
         if action == "power-cut-save":
             arg = _int(args[0], "flash operation count", where)
+        if action == "configure":
+            arg = _settings(args[0], args[1], where)
         if action == "end":
             ended = True
         actions.append(Action(t, action, arg, lineno))

@@ -29,6 +29,7 @@ def start(hw, make_app):
     cfg = config_mod.parse(hw.read_config(), hw.default_clock)
     del config_mod
     forget("hallclock_fw.hw.config")
+    forget("hallclock_fw.hw.cfgsave")  # its hall-network keys: read by config.py
     forget("hallclock_fw.names")  # the name grammar: read by config.py only
     hw.set_brightness(cfg.brightness)
     if hw.panel.buttons.held_now(BTN_START):

@@ -16,10 +16,10 @@
     key = ...               # this clock's frame key (hex; docs/protocol.md "Sealed frames")
     hall_key = ...          # the referee's signals on all/down (hex)
 
-A missing file means the defaults.  Set-up at the clock writes the file
-again (hw/cfgsave.py): a power cut at any moment leaves the old file or the
-new one whole (``load`` reads it back).  A bad line does not stop the clock: the
-defaults are used and ``error`` says what was wrong, with its line number (the
+A missing file means the defaults.  Set-up at the clock and the host's
+settings write the file again (hw/cfgsave.py): a power cut at any moment
+leaves the old file or the new one whole (``cfgsave.load`` reads it back).
+A bad line does not stop the clock: the defaults are used and ``error`` says what was wrong, with its line number (the
 device shows it on the console and sounds the refusal signal), and ``code``
 names the kind (``CFG<code>``: the console line, the health event's
 ``cfg=<code>`` that ``hallclock doctor`` words, whytext.CFG_WORDS).
@@ -50,8 +50,7 @@ _C_KEY = const(7)
 _C_HALL = const(8)
 _C_SETTING = const(9)
 # the hall network's keys: all of them, or none (then the USB serial link)
-_NET_KEYS = const(("wifi_ssid", "wifi_password", "broker", "hall", "user", "password", "key",
-                   "hall_key"))
+from .cfgsave import NET_KEYS as _NET_KEYS  # noqa: E402
 
 
 class Config:
@@ -145,33 +144,3 @@ def parse(text, default_clock, name="hallclock.cfg"):
                 break
         return _fail(cfg, default_clock, "%s: %s" % (where, msg), _C_SETTING)
     return cfg
-
-
-CFG_FILE = "hallclock.cfg"
-END = "# end of hallclock.cfg"  # the last line of a file set-up saved (hw/cfgsave.py)
-
-
-def _read(open_fn, name):
-    try:
-        f = open_fn(name, "r")
-    except OSError:
-        return None
-    try:
-        return f.read()
-    finally:
-        f.close()
-
-
-def load(open_fn, name=CFG_FILE):
-    """The text of hallclock.cfg (``open_fn``: ``open``, or the virtual
-    board's flash), or None.  When set-up's save (hw/cfgsave.py) was cut
-    between its two last steps only ``name.new`` is there: taken if it is
-    whole (its last line is END); a cut while it was written leaves the old
-    file beside it."""
-    text = _read(open_fn, name)
-    if text is not None:
-        return text
-    text = _read(open_fn, name + ".new")
-    if text is not None and text.rstrip().endswith(END):
-        return text
-    return None

@@ -111,8 +111,15 @@ class ESP32:
     def read_config(self):
         return load("read_config")(self)
 
-    def save_settings(self, mode, values):
-        load("save_settings")(self, mode, values)
+    def save_settings(self, mode, settings_text):
+        """hallclock.cfg saved (set-up, the host's settings): hw/cfgsave.py,
+        imported for the save alone (not hw/esp32rare.py: 2 KB more on a
+        Wi-Fi clock's heap at that moment)."""
+        from . import cfgsave
+        from ..forget import forget
+        cfgsave.save_settings(cfgsave.BoardFiles(), mode, settings_text)
+        del cfgsave
+        forget("hallclock_fw.hw.cfgsave")
 
     def use_network(self, cfg):
         load("use_network")(self, cfg)

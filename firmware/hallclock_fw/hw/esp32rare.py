@@ -1,6 +1,6 @@
 """The parts of the real hardware object (hw/esp32.py) a clock runs once or
-rarely: building the pins and the panel, hallclock.cfg read at boot and saved
-by set-up, the hall network taken up, the session id, the watchdog started
+rarely: building the pins and the panel, hallclock.cfg read at boot, the hall
+network taken up, the session id, the watchdog started
 and handed to a timer, the versions for ``hallclock doctor``.
 
 On a stock image the bytecode of every imported module lives in the GC heap
@@ -50,20 +50,12 @@ def use_network(hw, cfg):
 
 
 def read_config(hw):
-    from . import config
-    return config.load(open)  # hallclock.cfg (config.CFG_FILE)
-
-
-def save_settings(hw, mode, values):
-    """Set-up at the clock saves (hw/config.py: old or new, never broken)."""
     from . import cfgsave
     from ..forget import forget
-    text = cfgsave.cfg_text(read_config(hw), mode, values)
-    cfgsave.save(cfgsave.BoardFiles(), text)
+    text = cfgsave.load(open)  # hallclock.cfg (cfgsave.CFG_FILE)
     del cfgsave
-    forget("hallclock_fw.hw.cfgsave")  # only for the save
-    forget("hallclock_fw.hw.config")  # boot-only again
-    forget("hallclock_fw.names")
+    forget("hallclock_fw.hw.cfgsave")
+    return text
 
 
 def session_id(hw):

@@ -26,6 +26,8 @@ def register(sub):
     p.add_argument("--reset", action="store_true",
                    help="reset every board once when its port is opened (an EN pulse); "
                    "by default opening a port never resets a board (docs/hardware.md)")
+    from .log import restore_option
+    restore_option(p, default=True)
     p.set_defaults(func=cmd_hall)
 
     p = sub.add_parser(
@@ -54,7 +56,8 @@ def cmd_hall(args):
     if len(set(ports)) != len(ports):
         raise BadInput("a port is given twice: the hall unit and every table need "
                        "their own port")
-    logger = Logger(ports, args.out, reset=args.reset)
+    from .log import restorer
+    logger = Logger(ports, args.out, reset=args.reset, restore=restorer(args))
     logger.open()
     relay = Relay(logger)  # before the loop: Ctrl-C, the usual stop, still reports
     try:

@@ -15,8 +15,7 @@ def register(sub):
                    help="the log (JSON Lines; appended to if it is a hallclock log)")
     p.add_argument("--exit-on-end", action="store_true",
                    help="exit once every clock has ended its session and all is logged")
-    p.add_argument("--restore", action="store_true",
-                   help="after a clock lost power mid-game, send the game back to it")
+    restore_option(p, default=False)
     p.add_argument("--reset", action="store_true",
                    help="reset each board once when its port is opened (an EN pulse); "
                    "by default opening a port never resets a board (docs/hardware.md)")
@@ -32,6 +31,17 @@ def register(sub):
                    help="with --broker: this clock is the hall unit; its START and GONG "
                    "are relayed to every other clock, as 'hallclock hall' does (docs/hall.md)")
     p.set_defaults(func=cmd_log)
+
+
+def restore_option(p, default):
+    """--restore / --no-restore: a clock that lost power mid-game gets its game
+    back (docs/hall.md "When a clock reboots"); the referee's commands
+    (``round start``, ``hall``) restore by default, ``log`` only when asked."""
+    import argparse
+    p.add_argument("--restore", action=argparse.BooleanOptionalAction, default=default,
+                   help="after a clock lost power mid-game, send the game back to it: "
+                   "move number, whose turn, time left, the round and its play-out "
+                   f"(default: {'on; --no-restore to look first' if default else 'off'})")
 
 
 def broker_options(p, what):
@@ -81,14 +91,14 @@ def cmd_log(args):
         if args.hall_unit is not None:
             return _log_hall_on_broker(args, address, clocks)
         logger = BrokerLogger(address, args.hall, args.credentials, args.out, clocks=clocks,
-                              restore=_restorer(args), tls=args.tls_ca)
+                              restore=restorer(args), tls=args.tls_ca)
     elif args.hall_unit is not None:
         raise BadInput("--hall-unit goes with --broker (on serial ports: hallclock hall)")
     elif not args.port:
         raise BadInput("give --port PORT (a serial port) or --broker HOST:PORT "
                        "(the hall network)")
     else:
-        logger = Logger([resolve_port(p) for p in args.port], args.out, restore=_restorer(args),
+        logger = Logger([resolve_port(p) for p in args.port], args.out, restore=restorer(args),
                         reset=args.reset)
     logger.open()
     run_live(logger, args.plain, args.exit_on_end)
@@ -122,7 +132,7 @@ def _log_hall_on_broker(args, address, clocks):
                        f"({', '.join(names)})")
     order = [args.hall_unit] + [c for c in names if c != args.hall_unit]
     logger = BrokerLogger(address, args.hall, args.credentials, args.out, clocks=order,
-                          restore=_restorer(args), tls=args.tls_ca)
+                          restore=restorer(args), tls=args.tls_ca)
     logger.open()
     relay = Relay(logger)
     print(f"logging hall {args.hall} on {args.broker}: {args.hall_unit}'s START and GONG "
@@ -138,7 +148,7 @@ def _log_hall_on_broker(args, address, clocks):
     return 0
 
 
-def _restorer(args):
+def restorer(args):
     """``--restore``: what sends a rebooted clock its game back (the model's replay)."""
     if not args.restore:
         return None

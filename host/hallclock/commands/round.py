@@ -32,6 +32,8 @@ def register(sub):
     from .log import broker_options
     broker_options(s, "the hall network instead of serial ports (this command is then the "
                    "hall's logger: run no 'log --broker' beside it)")
+    from .log import restore_option
+    restore_option(s, default=True)
     s.add_argument("--max-s", type=float, default=None, metavar="S",
                    help="stop after S seconds at most (a trial run)")
     s.set_defaults(func=cmd_round_start)
@@ -66,7 +68,7 @@ def cmd_round_start(args):
     from ..link.logger import Logger
     from ..hall.round import RoundControl, run_round
     from .ports import resolve_port
-    from .log import broker_args
+    from .log import broker_args, restorer
     check_round(args.number)
     args.port = args.port + read_ports_file(args.ports_file)
     address = broker_args(args)
@@ -77,12 +79,13 @@ def cmd_round_start(args):
         raise BadInput("round start: give --out LOG, the round's log")
     if address is not None:
         from ..net.mqtt import BrokerLogger
-        logger = BrokerLogger(address, args.hall, args.credentials, args.out, tls=args.tls_ca)
+        logger = BrokerLogger(address, args.hall, args.credentials, args.out, tls=args.tls_ca,
+                              restore=restorer(args))
     else:
         ports = [resolve_port(p) for p in args.port]
         if len(set(ports)) != len(ports):
             raise BadInput("a port is given twice: every clock needs its own port")
-        logger = Logger(ports, args.out)
+        logger = Logger(ports, args.out, restore=restorer(args))
     logger.open()
     control = RoundControl(logger, args.number, log_path=args.out)
     control.wait_heard(logger)

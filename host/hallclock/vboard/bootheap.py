@@ -317,6 +317,7 @@ def boot_steps(mode, link, actions, values):
                "forget('hallclock_fw.hw.board')\n"
                "forget('hallclock_fw.hw.boot')\n"
                "forget('hallclock_fw.hw.config')\n"
+               "forget('hallclock_fw.hw.cfgsave')\n"
                "forget('hallclock_fw.names')\n"
                "del forget\n"
                "import hallclock_fw.core.%s\n" % mode)

@@ -1,5 +1,5 @@
 """The virtual board's flash for hallclock.cfg, and what the Runner does
-with it (read at boot, set-up's save): imported only once a scenario saves
+with it (read at boot, the saves of set-up and of the host's settings): imported only once a scenario saves
 or cuts the power in a save, so a game that never does costs the unix
 port's fixed heap nothing of it."""
 from .fakes import PowerCut
@@ -84,8 +84,8 @@ def read_config(runner):
     """The board's hallclock.cfg: the one set-up saved, else the one the
     scenario's mode and settings make."""
     if runner.flash is not None and runner.flash.files:
-        from hallclock_fw.hw import config
-        return config.load(runner.flash.open)
+        from hallclock_fw.hw import cfgsave
+        return cfgsave.load(runner.flash.open)
     from hallclock_fw import settings as settings_mod
     lines = ["clock = " + runner.clock_name, "mode = " + runner.mode]
     text = settings_mod.format_text(runner.mode, runner.settings)
@@ -106,20 +106,25 @@ def forget_transient():
         forget(name)
 
 
-def save_settings(runner, mode, values):
+def save_settings(runner, mode, settings_text):
+    """As the board's save (hw/esp32.py): hw/cfgsave.py imported for it and
+    dropped again.  The board's file is the one the scenario's mode and
+    settings make until the first save (a board ``deploy`` gave its file)."""
     from hallclock_fw.hw import cfgsave
     from hallclock_fw.forget import forget
-    text = cfgsave.cfg_text(runner.read_config(), mode, values)
     if runner.flash is None:
         runner.flash = FakeFlash()
-    cfgsave.save(runner.flash, text)
+    if not runner.flash.files:
+        runner.flash.files[cfgsave.CFG_FILE] = read_config(runner)
+    cfgsave.save_settings(runner.flash, mode, settings_text)
     forget("hallclock_fw.hw.cfgsave")  # as on the board: only for the save
-    forget("hallclock_fw.hw.config")
-    forget("hallclock_fw.names")
 
 
 def boot_config(runner):
     """At a boot after a save: the mode, settings and name the file gives."""
     from hallclock_fw.hw import config
+    from hallclock_fw.forget import forget
     cfg = config.parse(runner.read_config(), runner.clock_name)
+    for name in TRANSIENT[1:]:  # as hw/boot.py: the parser is boot-only
+        forget(name)
     runner.mode, runner.settings, runner.clock_name = cfg.mode, cfg.settings, cfg.clock

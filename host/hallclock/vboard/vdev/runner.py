@@ -54,7 +54,7 @@ class Runner:
             out.record = record
         self.displays = self.make_displays()
         self.uart = FakeUART()
-        self.flash = None  # hallclock.cfg once set-up saved it (vdev/flash.py FakeFlash)
+        self.flash = None  # hallclock.cfg once a save wrote it (vdev/flash.py FakeFlash)
         self.mode = mode
         self.settings = settings
         self.clock_name = clock
@@ -78,7 +78,7 @@ class Runner:
         return (FakeDisplay(), FakeDisplay())
 
     def _boot(self, now):
-        if self.flash is not None and self.flash.files:  # set-up saved: the board reads it
+        if self.flash is not None and self.flash.files:  # a save wrote it: the board reads it
             from .flash import boot_config
             boot_config(self)
         panel = build_panel(self.pins, self.buzzer, self.leds, self.hall,
@@ -95,9 +95,9 @@ class Runner:
         from .flash import read_config
         return read_config(self)
 
-    def save_settings(self, mode, values):
+    def save_settings(self, mode, settings_text):
         from .flash import save_settings
-        save_settings(self, mode, values)
+        save_settings(self, mode, settings_text)
 
     def reboot(self):
         """Power lost and back: RAM is gone (every event the host has not
@@ -154,6 +154,9 @@ class Runner:
             from hallclock.hostframes import command  # a VM has it too (mpvm/files.py)
             code = BUTTON_NAMES.index(arg)
             self.uart.feed(command(code, action == "command-long"))
+        elif action == "configure":  # the host's settings (hallclock configure's K frame)
+            from hallclock.hostframes import configure
+            self.uart.feed(configure(arg[0], arg[1]))
 
     def _edge(self, t, pin, level):
         e = (t, pin, level)
