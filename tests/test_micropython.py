@@ -82,8 +82,10 @@ def test_heap_lock_check_catches_an_allocating_tick():
 # watchdog, "every module of a serial clock" (all three modes, the config
 # parser and the self-test at once) is 61 KB; the clock that runs imports its
 # own mode only and drops the boot-only modules: tests/test_health.py holds
-# that one to the ESP32's first 56 000-byte GC area.
-HEAP_BUDGET = 64 * 1024
+# that one to the ESP32's first 56 000-byte GC area.  hw/cfgsave.py (the
+# file's read at boot, and the save of the host's settings, issue 30) is now
+# among them, imported by the config parser: 64 816 -> 66 048 B.
+HEAP_BUDGET = 66 * 1024
 
 
 def test_firmware_heap_after_importing_every_module():

@@ -128,7 +128,8 @@ MACHINE_STANDIN = (
 # imported only by a clock whose hallclock.cfg puts it on the hall network
 NETWORK_MODULES = ("hallclock_fw.hw.wifi", "hallclock_fw.netlink", "hallclock_fw.mqtt",
                    "hallclock_fw.seal")
-# imported only while set-up at the clock runs, and dropped after it (app.py)
+# imported only while set-up at the clock runs, and dropped after it (app.py);
+# (hw/cfgsave.py is a boot module too now: hw/config.py imports it)
 SETUP_MODULES = ("hallclock_fw.setup_mode", "hallclock_fw.hw.cfgsave")
 
 
