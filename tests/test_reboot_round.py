@@ -7,9 +7,15 @@ import os
 import subprocess
 import sys
 
+import re
+
 import pytest
 
 from conftest import read_log, run_cli
+from hallclock.hall import display, referee
+from hallclock.views import figures
+from hallclock.views.liveview import row_cells
+from hallclock.views.model import Clocks, epoch_of
 from hallclock.link.transport import pty_pair
 from hallclock.scenario import parse_text
 from hallclock.vboard import device as virtual
@@ -18,8 +24,10 @@ from hallclock_fw.settings import parse
 
 SETS = ["move_s=30", "warn_s=20,10", "round_min=2", "round_warn_min=1"]
 # t1 reboots in the middle of A's third move (B, A, B pressed before it)
-T1 = "1000 press B\n4000 press A\n7000 press B\n9000 reboot\n20000 press A\n30000 end\n"
-T2 = "1000 press B\n4000 press A\n30000 end\n"
+# (the clocks wait for the logger: a clock no host heard yet runs at real time)
+T1 = ("20000 press B\n23000 press A\n26000 press B\n28000 reboot\n40000 press A\n"
+      "50000 end\n")
+T2 = "20000 press B\n23000 press A\n50000 end\n"
 
 
 def _round(tmp_path, *flags):
@@ -43,7 +51,7 @@ def _round(tmp_path, *flags):
             th = virtual.DeviceThread(runner, master, virtual.RealPace(t0, 4.0))
             th.start()
             threads.append(th)
-        stdout, stderr = proc.communicate(timeout=60)
+        stdout, stderr = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -54,6 +62,49 @@ def _round(tmp_path, *flags):
             os.close(fd)
     assert proc.returncode == 0, stderr
     return read_log(out)
+
+
+WORDS = r"t1 lost power at \d\d:\d\d:\d\d, back at \d\d:\d\d:\d\d, "
+
+
+def _views(tmp_path, recs):
+    """What the live view's row, the console's card, the projector and the
+    round's report say of t1 (the console's card and the live view share the
+    ClockModel's words: hallclock.hall.referee._row puts them on the card)."""
+    clocks = Clocks()
+    for r in recs:
+        clocks.feed(r, epoch_of(r.get("host_time")))
+    c = clocks.get("t1")
+    said = c.reboot_text()
+    row = row_cells(c, c.face(None))
+    now = epoch_of(recs[-1]["host_time"])
+    projector = display.face(clocks, None, now)
+    card = next(t for t in referee.grid(referee.RoundTail(str(tmp_path / "round1.jsonl")),
+                                        now)["tables"] if t["clock"] == "t1")
+    assert card["reboot"] == said  # the console's card
+    res = run_cli("report", "--round", "1", str(tmp_path / "round1.jsonl"))
+    assert res.returncode == 0, res.stderr
+    return said, row["state"][0][0], projector["reboots"], res.stdout
+
+
+def _cells(report, table):
+    """The cells of ``table``'s row in the round's table (reboots, finished last)."""
+    row = next(ln for ln in report.splitlines() if ln.strip("│ ").startswith(table + " "))
+    got = re.search(r"(\d+)\W+(yes|no \(power lost\)|no|session ended)\W*$", row)
+    assert got is not None, report
+    return list(got.groups())
+
+
+def _in_order(recs):
+    """ČAS 4.1: one anchoring: no move of t1's new session before one of its old."""
+    games = [g for g in figures.games_from_records(recs) if g.clock == "t1"]
+    old, new = games
+    assert old.power_loss and old.next_game is new
+    last_old = max(t for m in old.moves for t in (m.start_at, m.end_at) if t is not None)
+    times = [new.time_of_day(0)]  # its boot, and every move's start and end
+    times += [t for m in new.moves for t in (m.start_at, m.end_at) if t is not None]
+    assert min(times) >= last_old, (last_old, times)
+    return old
 
 
 def test_round_start_restores_a_clock_rebooted_mid_move_by_default(tmp_path):
@@ -72,8 +123,18 @@ def test_round_start_restores_a_clock_rebooted_mid_move_by_default(tmp_path):
     last = [r for r in t1 if r["session"] == loss["session"]][-2]
     assert rnd["round"] == 1
     assert rnd["elapsed_ms"] > last["t_ms"] - (old["t_ms"] - old["elapsed_ms"])
+    assert loss["t_ms"] >= 26000  # its last record: B's press
     moves = [r["move"] for r in new if r["event"] == "press"]
     assert moves and moves[0] == 3  # not move 1 again
+    # every view names it, in words, with the time of day of one anchoring
+    said, row, projector, report = _views(tmp_path, recs)
+    assert re.fullmatch(WORDS + "game restored", said), said
+    assert said.endswith(row) and row.startswith("lost power at")
+    assert projector == [said]
+    assert said in report.replace("\n  ", " "), [ln for ln in report.splitlines() if "lost" in ln]
+    assert _cells(report, "t1")[-2:] == ["1", "yes"]  # counted; the game went on to its end
+    assert _cells(report, "t2")[-2:] == ["0", "yes"]
+    _in_order(recs)
 
 
 def test_no_restore_leaves_the_rebooted_clock_fresh(tmp_path):
@@ -83,6 +144,11 @@ def test_no_restore_leaves_the_rebooted_clock_fresh(tmp_path):
     assert "restore" not in loss
     new = [r for r in t1 if r["session"] == loss["next_session"]]
     assert "resume" not in [r["event"] for r in new]
+    said, row, projector, report = _views(tmp_path, recs)
+    assert re.fullmatch(WORDS + "not restored: players carry on from move 1", said), said
+    assert projector == [said] and said.endswith(row)
+    assert _cells(report, "t1")[-2:] == ["1", "no"]  # not "finished yes"
+    _in_order(recs)
 
 
 @pytest.mark.parametrize("cmd", [["round", "start", "--round", "1", "--out", "x.jsonl"],

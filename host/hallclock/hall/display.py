@@ -114,6 +114,9 @@ def face(clocks, clock_name, now, path="", exists=True):
            "waiting": True, "exists": exists, "tables": []}
     modelled = by_name([c for c in clocks if c.model is not None], lambda c: c.name)
     out["clocks"] = [n for n in by_name(clocks.order)]
+    # every clock that rebooted, in words (views.words.reboot_words): nobody misses one
+    out["reboots"] = [c.reboot_text() for c in by_name(list(clocks), lambda c: c.name)
+                      if c.reboots]
     if clock_name is not None:
         c = clocks.get(clock_name)
         if c is None or c.model is None:

@@ -174,7 +174,9 @@ def _row(tail, c, f, link):
     row = {"clock": name, "mode": c.model.mode if c.model else "?",
            "round": tail.rounds.get(name), "last_heard": _day(tail.last_heard.get(name)),
            "lost": bool(lost), "warnings": list(tail.warnings.get(name, [])),
-           "players": tail.pairings.label(name, tail.rounds.get(name)) if tail.pairings else ""}
+           "players": tail.pairings.label(name, tail.rounds.get(name)) if tail.pairings else "",
+           # the clock rebooted: in words (views.words.reboot_words), for the round
+           "reboot": c.reboot_text() if c.reboots else None}
     if f is None:  # a session the model could not take (a bad boot record)
         row.update({"player": None, "left": "–", "move": None, "overtime": False,
                     "paused": False, "finished": False, "playout": None, "round_left": None,

@@ -125,6 +125,8 @@ class Game:
     modelled: str | None = None  # why the firmware's core could not replay it (None: it did)
     mismatches: list = field(default_factory=list)
     clock_model: object = None  # the hallclock.views.model.ClockModel of the session
+    next_game: object = None  # the session after its power loss (Game), if in the log
+    restored: bool = False  # this session took the game back after a power loss (resume)
     # the figures (computed once, at the end of games_from_records)
     totals: dict = field(default_factory=dict)
     overtimes: list = field(default_factory=list)  # Move, in the order of the log
@@ -140,6 +142,20 @@ class Game:
         if self.clock_model is None:
             return None
         return self.clock_model.time_of_day(t_ms)
+
+    def reboot_text(self):
+        """This session's power loss in words (views.words.reboot_words), with
+        the next session's boot and whether it took the game back; None
+        without a power loss."""
+        from .words import reboot_words
+        c = self.clock_model
+        if not self.power_loss or c is None or not c.reboots:
+            return None
+        r = c.reboots[-1]
+        nxt = self.next_game
+        back = nxt.time_of_day(0) if nxt is not None else None
+        return reboot_words(self.clock, r["lost_at"], back,
+                            nxt is not None and nxt.restored, r["restore_sent"])
 
     @property
     def pace(self):
@@ -195,7 +211,12 @@ def games_from_records(records):
         _apply(game, rec)
     out = [games[k] for k in order]
     for g in out:
-        _replay(g)
+        loss = next((r for r in g.records if r.get("event") == "power_loss"), None)
+        if loss is not None:
+            g.next_game = games.get((g.records[0].get("clock"), loss.get("next_session")))
+    for g in out:
+        prev = next((p for p in out if p.next_game is g), None)
+        _replay(g, prev)
         _figures(g)
     return out
 
@@ -332,13 +353,19 @@ def _close_open(game):
             m.end_t = t
 
 
-def _replay(game):
+def _replay(game, prev=None):
     """Replay the session into the firmware's own core: the overtime at each
     press and at the session's end, a flag fall; and the time of day of every
-    move's start, end and expiry."""
+    move's start, end and expiry.  ``prev``: the session (Game, replayed
+    before) whose power loss this one followed: its time of day comes after
+    that one's (ClockModel.follow)."""
     from .model import ClockModel, epoch_of
     _close_open(game)
     c = ClockModel(game.clock)
+    if prev is not None and prev.clock_model is not None:
+        c.follow(prev.clock_model)
+    game.restored = prev is not None and any(r.get("event") == "resume"
+                                             for r in game.records)
     presses = {}  # move -> left_ms just before its press (the core's face)
     last_face = None
     boot_seen = False

@@ -99,6 +99,10 @@ def row_cells(c, face):
             styles[side] = "bold white on red"
     elif side is not None and not face.ended and view.warned(face):
         styles[side] = "bold yellow"
+    said = c.reboot_text() if getattr(c, "reboots", None) else None
+    if said:  # the clock rebooted: said in words for the rest of the round
+        state.insert(0, (said[len(c.name) + 1:] if said.startswith(c.name + " ") else said,
+                         "warn"))
     if m.mismatches:
         state.append(("model: %d mismatch%s" % (len(m.mismatches),
                                                 "" if len(m.mismatches) == 1 else "es"),

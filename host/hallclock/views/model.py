@@ -608,6 +608,13 @@ class ClockModel:
         self.last_record = None
         self.error = None  # why the session could not be modelled (bad boot)
         self.previous = None  # the model of the session before (power loss)
+        # every power loss of this clock, oldest first: {"lost_at", "back_at" (time
+        # of day, host epoch s), "session" (the new one), "restore_sent", "restored"}
+        self.reboots = []
+        # (time of day of the old session's last record, host epoch it came, the
+        # old session ran accelerated): a session after a power loss is anchored
+        # after it (``time_of_day``), so no view puts its moves before the old ones
+        self.after = None
         self.port = None
         # what the session said to the hall, as logged (host epoch s or None)
         self.gongs = []  # (t_ms, kind, move, epoch)
@@ -620,6 +627,7 @@ class ClockModel:
         ev = rec.get("event")
         t = rec.get("t_ms")
         if ev == "boot":
+            self._rebooted(sid)
             old = self.model
             try:
                 self.model = Model.from_boot(rec)
@@ -646,6 +654,10 @@ class ClockModel:
                 pass
             else:
                 return self
+        if ev == "power_loss":
+            self._power_lost(rec)
+        elif ev == "resume" and self.reboots and self.reboots[-1]["session"] == sid:
+            self.reboots[-1]["restored"] = True
         if self.model is not None:
             self.model.feed(rec)
         if ev == "gong":
@@ -656,8 +668,46 @@ class ClockModel:
         if isinstance(t, int) and (self.last_t is None or t >= self.last_t):
             self.last_t = t
             self.last_at = host_now
-        self._epoch(rec)
+        if ev not in ("power_loss", "gap"):  # the host's records: not a time the clock spoke
+            self._epoch(rec)
         return self
+
+    def _power_lost(self, rec):
+        heard = self.last_heard
+        self.reboots.append({
+            "lost_at": self.time_of_day(heard[1]) if heard else None,
+            "lost_host": heard[0] if heard else None, "back_at": None,
+            "accelerated": self.accelerated, "session": rec.get("next_session"),
+            "restore_sent": isinstance(rec.get("restore"), dict), "restored": False})
+
+    def _rebooted(self, sid):
+        """A boot: after a power loss of the session before, the new session
+        is anchored after the old one's last record (``after``)."""
+        if self.session is not None:  # (the report's replay set it: ``follow``)
+            self.after = None
+        if self.reboots and self.reboots[-1]["session"] == sid:
+            r = self.reboots[-1]
+            if r["lost_at"] is not None:
+                self.after = (r["lost_at"], r["lost_host"], r["accelerated"])
+
+    def follow(self, prev):
+        """The report's replay of one session: the session before it (its
+        ClockModel) lost power, and this one came next: anchored after it."""
+        heard = prev.last_heard
+        if heard is not None:
+            self.after = (prev.time_of_day(heard[1]), heard[0], prev.accelerated)
+
+    def reboot_text(self, r=None):
+        """The last (or ``r``) power loss in words (hallclock.views.words.reboot_words)."""
+        from .words import reboot_words
+        r = r if r is not None else (self.reboots[-1] if self.reboots else None)
+        if r is None:
+            return None
+        back = r["back_at"]
+        if r["session"] == self.session and self.epoch_offset is not None:
+            back = r["back_at"] = self.time_of_day(0)
+        return reboot_words(self.name, r["lost_at"], back, r["restored"],
+                            r["restore_sent"])
 
     def _epoch(self, rec):
         at = epoch_of(rec.get("host_time"))
@@ -720,13 +770,28 @@ class ClockModel:
         (the smallest host_time - t_ms).  An accelerated simulation (its time
         ran faster than the host's, ``accelerated``): the host time of the
         round's start (else the first record) plus the clock's own time since
-        it -- a simulated time of day, which the report's header says."""
+        it -- a simulated time of day, which the report's header says.  A
+        session after a power loss (``after``) never begins before the old
+        session's last record; after an accelerated one it begins at that
+        record's time of day plus the outage the host measured."""
         if self.epoch_offset is None or not isinstance(t_ms, int):
             return None
+        after = self.after
+        if after is not None and after[2] and after[0] is not None and after[1] is not None:
+            # after a power loss of an accelerated session: from the old
+            # session's last time of day plus the outage the host measured
+            at, t0 = self.first_heard
+            return after[0] + max(0.0, at - t0 / 1000.0 - after[1]) + t_ms / 1000.0
         if self.accelerated:
             at, t0 = self.round_heard or self.first_heard
-            return at + (t_ms - t0) / 1000.0
-        return self.epoch_offset + t_ms / 1000.0
+            value = at + (t_ms - t0) / 1000.0
+        else:
+            value = self.epoch_offset + t_ms / 1000.0
+        if after is not None and after[0] is not None:
+            # the new session began after the old one's last record: a backlog
+            # that came at once never puts it (or its moves) before that
+            value = max(value, after[0] + t_ms / 1000.0)
+        return value
 
 
 class Clocks:

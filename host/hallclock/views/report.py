@@ -19,7 +19,7 @@ from .figures import (Break, Game, Move, claims, games_from_records, load_games,
                       load_log, pause_ms, players, skipped_text, totals, used_ms)
 from .modes import view_for
 from .terminal import print_table, print_wrapped, styled  # noqa: F401 (print_table: roundreport)
-from .words import gong_name, playout_letter, playout_step, plural
+from .words import clock_time, gong_name, playout_letter, playout_step, plural
 
 
 def fmt_ms(ms, decimals=3):
@@ -36,12 +36,14 @@ def fmt_ms(ms, decimals=3):
 
 
 def time_of_day(epoch, tenths=False):
-    """The report's time of day: 14:32:05 (local time; with ``tenths``
-    14:32:05.1, cut).  The CSV has the ms (``iso_time``)."""
+    """The report's time of day: 14:32:05 (local time, words.clock_time; with
+    ``tenths`` 14:32:05.1, cut).  The CSV has the ms (``iso_time``)."""
     if epoch is None:
         return ""
+    if not tenths:
+        return clock_time(epoch)
     d = datetime.fromtimestamp(epoch)
-    return d.strftime("%H:%M:%S") + (".%d" % (d.microsecond // 100000) if tenths else "")
+    return clock_time(epoch) + ".%d" % (d.microsecond // 100000)
 
 
 def iso_time(epoch):
@@ -300,8 +302,9 @@ def print_report(games, console=None, header=True):
         for gap in g.gaps:
             console.print(styled(console, f"  events {gap[0]}–{gap[1]} were lost on the device", "red", 2))
         if g.power_loss:
-            console.print(styled(console, "  the clock lost power (or was reset) during this "
-                                 "session", "yellow", 2))
+            said = g.reboot_text()
+            console.print(styled(console, "  " + (said or "the clock lost power (or was reset) "
+                                                  "during this session"), "yellow", 2))
         elif not g.ended:
             console.print(styled(console, "  the session has no end record (still running, or "
                                  "cut off)", "yellow", 2))

@@ -81,8 +81,18 @@ class TableGame:
     def used(self, player):
         return sum(g.totals[player]["total_ms"] for g in self.games if player in g.totals)
 
+    def reboots(self):
+        """The sessions of this table's game that lost power (figures.Game)."""
+        return [g for g in self.games if g.power_loss]
+
     def finished(self):
-        if self.over or (self.ended and self.end_gong_move is None):
+        if self.over:
+            return "yes"
+        # a game cut by a power loss and not restored did not finish, whatever
+        # its new session did (the players began again at move 1)
+        if any(g.next_game is None or not g.next_game.restored for g in self.reboots()):
+            return "no"
+        if self.ended and self.end_gong_move is None:
             return "yes"
         return "session ended" if self.ended else "no"
 
@@ -126,19 +136,22 @@ def load_round(n, logs, pairings=None):
         reason_of[(str(t.get("table")), str(t.get("table_session")), t.get("pause_seq"))] = \
             t.get("reason")
     tables = {}
-    for k in keys:
-        clock = k[0]
-        recs = sorted(by_session[k], key=lambda r: r.get("seq") or 0)
-        game = figures.games_from_records(recs)[0]
-        figures.tag_pauses([game], reason_of)
-        if pairings is not None:
-            game.names = pairings.names(clock, n)
-        tg = tables.get(clock)
-        if tg is None:
-            tg = tables[clock] = TableGame(clock, [], game.mode, [])
-        tg.sessions.append(k[1])
-        tg.games.append(game)
-        tg.ended = game.ended
+    for clock in dict.fromkeys(k[0] for k in keys):
+        # a table's sessions replayed together: a session after a power loss
+        # is told of the one before (its time of day, whether it took the game back)
+        recs = []
+        for k in keys:
+            if k[0] == clock:
+                recs += sorted(by_session[k], key=lambda r: r.get("seq") or 0)
+        games = figures.games_from_records(recs)
+        figures.tag_pauses(games, reason_of)
+        tg = tables[clock] = TableGame(clock, [], games[0].mode, [])
+        for game in games:
+            if pairings is not None:
+                game.names = pairings.names(clock, n)
+            tg.sessions.append(game.session)
+            tg.games.append(game)
+            tg.ended = game.ended
     return [tables[c] for c in by_name(tables)]
 
 
@@ -201,6 +214,9 @@ def _print_summary(n, tables, console):
     cols = ["table"] + (["players"] if named else []) + (["mode"] if len(modes) > 1 else []) + [
         "moves", "A used", "B used", "over-\ntimes" if narrow else "overtimes", "pauses",
         "end gong in move" if not narrow else "end\ngong", "play-out", "finished"]
+    rebooted = [tg for tg in tables if tg.reboots()]
+    if rebooted:  # a column only when a clock rebooted (docs/hall.md "When a clock reboots")
+        cols.insert(-1, "re-\nboots" if narrow else "reboots")
     for col in cols:
         t.add_column(col, justify="left" if col in ("table", "mode", "play-out") else "right",
                      no_wrap=True)
@@ -213,8 +229,15 @@ def _print_summary(n, tables, console):
             str(len(tg.overtimes)), str(len(tg.pauses)),
             "-" if tg.end_gong_move is None else str(tg.end_gong_move or "-"),
             playout, tg.finished()]
+        if rebooted:
+            cells.insert(-1, str(len(tg.reboots())))
         t.add_row(*cells, style="bold red" if tg.overtimes else None)
     report.print_table(console, t)
+    for tg in rebooted:
+        for g in tg.reboots():
+            said = g.reboot_text()
+            if said:
+                _indented(console, styled(console, said, "yellow"))
     if any(tg.playout for tg in tables):
         _indented(console, "play-out (ČAS 16.3): " + ", ".join(
             playout_step(s) for s in ("finish_round", "one_more_move", "last_move", "over")))

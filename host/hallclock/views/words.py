@@ -89,3 +89,24 @@ def natural(name):
 def by_name(items, name=lambda x: x):
     """``items`` in the natural order of their names (a stable sort)."""
     return sorted(items, key=lambda x: natural(name(x)))
+
+
+def clock_time(epoch):
+    """A time of day as every view writes it: 18:38:14 (local time)."""
+    from datetime import datetime
+    return datetime.fromtimestamp(epoch).strftime("%H:%M:%S") if epoch is not None else None
+
+
+def reboot_words(name, lost_at, back_at, restored, sent=False):
+    """A power loss in words, the same in every view (docs/hall.md "When a
+    clock reboots"): 'table-10 lost power at 18:38:14, back at 18:38:16, game
+    restored' / '... not restored: players carry on from move 1'."""
+    lost = clock_time(lost_at)
+    back = clock_time(back_at)
+    text = name + " lost power" + (" at " + lost if lost else "")
+    text += ", back at " + back if back else ", not back yet"
+    if restored:
+        return text + ", game restored"
+    if sent and back:
+        return text + ", restoring the game"
+    return text + (", not restored: players carry on from move 1" if back else "")

@@ -151,7 +151,8 @@
     setText("playout", s.playout || "");
     setText("displays", s.displays && s.view === "clock" ?
             "A " + s.displays[0] + "  ·  B " + s.displays[1] : "");
-    fill($("announcements"), (s.announcements || []).map(function (a) { return a.text; }));
+    fill($("announcements"), (s.reboots || []).concat(
+      (s.announcements || []).map(function (a) { return a.text; })));
     fill($("gongs"), (s.due || []).map(function (g) { return g.text + " due at " + g.at; })
          .concat((s.gongs || []).map(gongLine)));
     showTables(s);

@@ -44,11 +44,13 @@
     if (t.overtime) { warn = (warn ? warn + " " : "") + "OVERTIME"; }
     if (t.playout_text) { warn = (warn ? warn + " · " : "") + "play-out " + t.playout_text; }
     c.appendChild(el("div", "line warnings", warn));
+    if (t.reboot) { c.appendChild(el("div", "line reboot", t.reboot)); }
     c.appendChild(el("div", "line link", t.lost ? "link lost · last heard " + t.last_heard :
       "heard " + t.last_heard + (t.round_left ? " · " + (t.round_left.indexOf(":") > 0 ?
         "round " + t.round_left : t.round_left) : "")));
     c.className = ["table", t.overtime ? "overtime" : "", t.paused ? "paused" : "",
-      t.finished ? "finished" : "", t.lost ? "lost" : ""].join(" ").trim();
+      t.finished ? "finished" : "", t.lost ? "lost" : "",
+      t.reboot ? "rebooted" : ""].join(" ").trim();
     return c;
   }
 
