@@ -153,7 +153,12 @@ class Game:
             return None
         r = c.reboots[-1]
         nxt = self.next_game
-        back = nxt.time_of_day(0) if nxt is not None else None
+        if nxt is not None:
+            back = nxt.time_of_day(0)
+        else:  # its new session is not in this log: when the host heard it
+            from .model import epoch_of
+            loss = next(r for r in self.records if r.get("event") == "power_loss")
+            back = epoch_of(loss.get("host_time"))
         return reboot_words(self.clock, r["lost_at"], back,
                             nxt is not None and nxt.restored, r["restore_sent"])
 

@@ -215,8 +215,11 @@ def _print_summary(n, tables, console):
         "moves", "A used", "B used", "over-\ntimes" if narrow else "overtimes", "pauses",
         "end gong in move" if not narrow else "end\ngong", "play-out", "finished"]
     rebooted = [tg for tg in tables if tg.reboots()]
-    if rebooted:  # a column only when a clock rebooted (docs/hall.md "When a clock reboots")
-        cols.insert(-1, "re-\nboots" if narrow else "reboots")
+    # a column only when a clock rebooted (docs/hall.md "When a clock reboots"),
+    # and not at 80 columns (the table would be cut): then a line under it
+    column = bool(rebooted) and not narrow
+    if column:
+        cols.insert(-1, "reboots")
     for col in cols:
         t.add_column(col, justify="left" if col in ("table", "mode", "play-out") else "right",
                      no_wrap=True)
@@ -229,10 +232,13 @@ def _print_summary(n, tables, console):
             str(len(tg.overtimes)), str(len(tg.pauses)),
             "-" if tg.end_gong_move is None else str(tg.end_gong_move or "-"),
             playout, tg.finished()]
-        if rebooted:
+        if column:
             cells.insert(-1, str(len(tg.reboots())))
         t.add_row(*cells, style="bold red" if tg.overtimes else None)
     report.print_table(console, t)
+    if rebooted and not column:
+        _indented(console, styled(console, "reboots: " + ", ".join(
+            "%s %d" % (tg.clock, len(tg.reboots())) for tg in rebooted), "yellow"))
     for tg in rebooted:
         for g in tg.reboots():
             said = g.reboot_text()
