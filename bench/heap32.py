@@ -68,7 +68,8 @@ class FakeBroker:
             elif kind == 3:  # PUBLISH (QoS 0): a sealed frame on the clock's up topic
                 tl = (body[0] << 8) | body[1]
                 got = self.seal.open_sealed(self.mac, b"U", bytes(body[2 + tl:]))
-                if got is None or got[1] != SID or got[2] <= self.up_ctr:
+                # the session carries the newest D counter the clock took (its echo)
+                if got is None or got[1].split(":")[0] != SID or got[2] <= self.up_ctr:
                     self.refused += 1
                     continue
                 self.up_ctr = got[2]
