@@ -170,7 +170,8 @@ def write_csv(games, path, force=False):
 def players(g):
     """'Nováková vs Dvořák' of a game with names (--pairings), or ''."""
     from .pairings import short
-    return f"{short(g.names[0])} vs {short(g.names[1])}" if g.names else ""
+    names = getattr(g, "names", None)  # a plot's game may be any object with the figures
+    return f"{short(names[0])} vs {short(names[1])}" if names else ""
 
 
 def player_named(g, player):
