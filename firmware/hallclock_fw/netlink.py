@@ -105,6 +105,7 @@ class NetLink:
     opener: "Any"
     ticks: "Any"
     sid: str
+    keep: "Any"
 
     def __init__(self, *args, **kw):
         # the work is _build's: a module function, so netlink.shed can drop its code

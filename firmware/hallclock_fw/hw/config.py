@@ -54,6 +54,8 @@ from .cfgsave import NET_KEYS as _NET_KEYS  # noqa: E402
 
 
 class Config:
+    error: "str | None"  # (for the type checker; no code on the board)
+
     def __init__(self, clock):
         self.clock = clock
         self.mode = _DEFAULT_MODE
