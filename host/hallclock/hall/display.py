@@ -28,7 +28,8 @@ from ..errors import BadInput
 from ..views.figures import check_live_log
 from ..views.liveview import row_cells
 from ..link.logfile import JsonlTail
-from ..views.model import Clocks, epoch_of
+from ..views.model import Clocks, epoch_of, simulation_note
+from ..views.report import time_of_day as report_time_of_day
 from ..views.modes import clock_text, view_for
 from ..views.words import by_name, gong_name, playout_step, plural
 from .webserver import CSS, HTML, JS, PageHandler, bind, check_log_path, url_of  # noqa: F401 (url_of: for callers)
@@ -41,10 +42,9 @@ AHEAD = 4  # seconds of digits sent ahead with each answer
 
 
 def time_of_day(epoch):
-    """Host epoch seconds -> '14:02:05' (the laptop's local time), or ''."""
-    if epoch is None:
-        return ""
-    return time.strftime("%H:%M:%S", time.localtime(epoch))
+    """Host epoch seconds -> '14:02:05' (the laptop's local time), or '': the
+    report's own format (one time format for every view)."""
+    return report_time_of_day(epoch)
 
 
 def gong_text(kind, warn_min):
@@ -111,7 +111,8 @@ def face(clocks, clock_name, now, path="", exists=True):
     """The JSON the page shows: the round (or hall countdown) of the whole
     log, or the clock ``clock_name``.  ``now``: host epoch seconds."""
     out = {"log": os.path.basename(path), "clocks": list(clocks.order), "now": now,
-           "waiting": True, "exists": exists, "tables": []}
+           "waiting": True, "exists": exists, "tables": [],
+           "simulation": simulation_note(clocks)}
     modelled = by_name([c for c in clocks if c.model is not None], lambda c: c.name)
     out["clocks"] = [n for n in by_name(clocks.order)]
     # every clock that rebooted, in words (views.words.reboot_words): nobody misses one
@@ -228,10 +229,10 @@ def _due_gongs(c, f, now, warn_min):
     ten = left - rnd["warn_ms"]
     if rnd["warn_ms"] > 0 and ten > 0:
         due.append({"kind": "ten_minutes", "text": gong_text("ten_minutes", warn_min),
-                    "at": time_of_day(now + ten / 1000.0)})
+                    "at": time_of_day(c.due_at(ten, now))})
     if left > 0:
         due.append({"kind": "end", "text": gong_text("end", None),
-                    "at": time_of_day(now + left / 1000.0)})
+                    "at": time_of_day(c.due_at(left, now))})
     return due
 
 

@@ -30,7 +30,7 @@ from urllib.parse import parse_qs, urlparse
 from ..views import figures, report
 from ..errors import BadInput
 from ..link.logfile import JsonlTail, LogWriter, host_time
-from ..views.model import Clocks, epoch_of
+from ..views.model import Clocks, epoch_of, simulation_note
 from ..views.modes import clock_text, view_for
 from .webserver import CSS, HTML, JS, PageHandler, RateLimit, bind, check_log_path
 from .display import _tables
@@ -163,7 +163,7 @@ def grid(tail, now):
         return {"log": os.path.basename(tail.path), "tables": tables, "note": note,
                 "count": plural(len(counted), "table"),
                 "round": max(rounds) if rounds else None,
-                "exists": tail.exists(), "reasons":
+                "exists": tail.exists(), "simulation": simulation_note(clocks), "reasons":
                 [{"key": k, "text": REASON_TEXT[k]} for k in REASONS]}
 
 
@@ -172,7 +172,7 @@ def _row(tail, c, f, link):
     name = c.name
     lost = link.get("state") == "lost" or tail.power_lost.get(name, False)
     row = {"clock": name, "mode": c.model.mode if c.model else "?",
-           "round": tail.rounds.get(name), "last_heard": _day(tail.last_heard.get(name)),
+           "round": tail.rounds.get(name), "last_heard": report.time_of_day(c.heard_at()) or _day(tail.last_heard.get(name)),
            "lost": bool(lost), "warnings": list(tail.warnings.get(name, [])),
            "players": tail.pairings.label(name, tail.rounds.get(name)) if tail.pairings else "",
            # the clock rebooted: in words (views.words.reboot_words), for the round

@@ -34,7 +34,7 @@ from .. import hostframes
 from hallclock_fw.events import BTN_GONG
 
 from ..link.logfile import JsonlTail
-from ..views.model import epoch_of
+from ..views.model import epoch_of, pace_between, simulation_text, typical_pace
 from ..views.roundreport import referee_log_of
 from ..views.words import plural
 
@@ -79,6 +79,7 @@ class RoundControl:
             self.links_path = stem + ".links.json"  # refconsole.links_file_of
         self.links_next = 0.0
         self.port_of = {}  # clock -> index of the port it spoke on last
+        self.heard = {}  # (clock, session) -> [first, pace_from, newest]: (host s, t_ms)
         for i, link in enumerate(self.links):
             link.on_record = self._hook(i, link.on_record)
 
@@ -91,6 +92,14 @@ class RoundControl:
 
     def _record(self, index, record):
         self.port_of[record.get("clock")] = index
+        t = record.get("t_ms")
+        if isinstance(t, int):  # as ClockModel.pace: from a record a second after the first
+            at = self.time()
+            h = self.heard.setdefault((record.get("clock"), record.get("session")),
+                                      [(at, t), None, None])
+            if h[1] is None and at >= h[0][0] + 1.0:
+                h[1] = (at, t)
+            h[2] = (at, t)
         seen = self._seen(index, record.get("clock"), record.get("session"))
         ev = record.get("event")
         if ev == "round" and record.get("round") == self.number:
@@ -173,8 +182,14 @@ class RoundControl:
         self.gongs += 1
         self.log.append("GONG sent to every clock")
 
+    def pace(self):
+        """The clocks' time against the host's (``views.model.typical_pace``):
+        about 20 for virtual clocks at --speed 20, else 1.0."""
+        return typical_pace(pace_between(h[1], h[2]) for h in self.heard.values()) or 1.0
+
     def elapsed_ms(self):
-        return int((self.time() - self.started_at) * 1000)
+        """The time since START in the clocks' own time (simulated under --speed)."""
+        return int((self.time() - self.started_at) * 1000 * self.pace())
 
     def service(self):
         """Timers: the round number to clocks that do not have it yet; the
@@ -191,8 +206,10 @@ class RoundControl:
             self.ports[index].write(round_frame(self.number, self.elapsed_ms()))
             if seen.tries == 0:
                 self.late_sent += 1
+                sim = simulation_text(self.pace())
                 self.log.append(f"{clock}: joined late, told round {self.number} "
-                                f"started {self.elapsed_ms() / 1000:.1f} s ago")
+                                f"started {self.elapsed_ms() / 1000:.1f} s ago"
+                                + (f" ({sim})" if sim else ""))
             seen.tries += 1
             seen.next_try = now + RETRY_S
 

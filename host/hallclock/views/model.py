@@ -588,6 +588,21 @@ def describe(rec):
 
 # -- every clock of a log ------------------------------------------------------------
 ACCELERATED_PACE = 1.5  # a clock whose time runs this many times the host's is simulated
+
+
+def pace_between(a, b):
+    """How many times faster than the host's a clock's time ran from ``a`` to
+    ``b`` (each (host s, device t_ms)), or None when the host's clock ran
+    less than a second between them."""
+    if a is None or b is None:
+        return None
+    host_s = b[0] - a[0]
+    dev_s = (b[1] - a[1]) / 1000.0
+    if host_s < 1.0 or dev_s <= 0:
+        return None
+    return dev_s / host_s
+
+
 class ClockModel:
     """One clock across its sessions: the model of its newest session, the
     host clock of its newest record (to tell the device time now), and the
@@ -735,13 +750,7 @@ class ClockModel:
         session (1.0 for a real clock; a simulation at ``--speed 100``: about
         100), from its first and newest records; None until the host's clock
         has run a second between them."""
-        if self.pace_from is None or self.last_heard is None:
-            return None
-        host_s = self.last_heard[0] - self.pace_from[0]
-        dev_s = (self.last_heard[1] - self.pace_from[1]) / 1000.0
-        if host_s < 1.0 or dev_s <= 0:
-            return None
-        return dev_s / host_s
+        return pace_between(self.pace_from, self.last_heard)
 
     @property
     def accelerated(self):
@@ -792,6 +801,35 @@ class ClockModel:
             # that came at once never puts it (or its moves) before that
             value = max(value, after[0] + t_ms / 1000.0)
         return value
+
+    def heard_at(self):
+        """Host epoch s (simulated when ``accelerated``) of the session's newest record."""
+        return self.time_of_day(self.last_heard[1]) if self.last_heard else None
+
+    def due_at(self, in_ms, host_now):
+        """Host epoch s (simulated when ``accelerated``) of what falls ``in_ms``
+        of the clock's time after host clock ``host_now``: the same instant
+        whenever it is asked, since the device time now plus the time left is."""
+        t = self.device_now(host_now)
+        return None if t is None else self.time_of_day(t + int(in_ms))
+
+
+def typical_pace(paces):
+    """The median of the accelerated sessions' paces (``ClockModel.pace``), or None."""
+    paces = sorted(p for p in paces if p and p > ACCELERATED_PACE)
+    return paces[len(paces) // 2] if paces else None
+
+
+def simulation_note(clocks):
+    """What a screen says of a log of an accelerated simulation: 'simulation
+    at 20×: times of day simulated', or '' (real clocks)."""
+    return simulation_text(typical_pace(c.pace for c in clocks))
+
+
+def simulation_text(pace):
+    """'simulation at 20×: times of day simulated' for a pace above ACCELERATED_PACE, or ''."""
+    return f"simulation at {pace:.0f}×: times of day simulated" if (
+        pace and pace > ACCELERATED_PACE) else ""
 
 
 class Clocks:

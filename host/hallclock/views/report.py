@@ -17,6 +17,7 @@ from datetime import datetime
 from ..errors import BadInput, shown
 from .figures import (Break, Game, Move, claims, games_from_records, load_games,  # noqa: F401
                       load_log, pause_ms, players, skipped_text, totals, used_ms)
+from .model import typical_pace
 from .modes import view_for
 from .terminal import print_table, print_wrapped, styled  # noqa: F401 (print_table: roundreport)
 from .words import clock_time, gong_name, playout_letter, playout_step, plural
@@ -92,10 +93,9 @@ def notes(game, m):
 def time_note(games):
     """The report's header line for a log of an accelerated simulation (its
     clocks' time ran faster than the host's), or ''."""
-    paces = [g.pace for g in games if g.pace]
-    if not paces:
+    pace = typical_pace(g.pace for g in games)
+    if not pace:
         return ""
-    pace = sorted(paces)[len(paces) // 2]
     return (f"accelerated simulation (the clocks' time ran about {pace:.0f}× the host's): "
             "times of day are simulated, counted from the host's time at the round's start")
 

@@ -147,7 +147,8 @@
     if (s.view === "round") { where = "round · " + (s.tables.length || 1) + " table" +
                                       ((s.tables.length || 1) === 1 ? "" : "s"); }
     setText("clock", where);
-    setText("subtitle", s.waiting ? (s.message || "") : (s.subtitle || ""));
+    setText("subtitle", s.waiting ? (s.message || "") : [s.subtitle, s.simulation]
+      .filter(Boolean).join(" · "));
     setText("playout", s.playout || "");
     setText("displays", s.displays && s.view === "clock" ?
             "A " + s.displays[0] + "  ·  B " + s.displays[1] : "");

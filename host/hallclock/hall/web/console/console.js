@@ -57,7 +57,8 @@
   function show(g) {
     reasons = g.reasons || [];
     $("log").textContent = g.log || "";
-    $("note").textContent = g.note || (g.exists ? "" : "waiting for the log");
+    $("note").textContent = [g.note || (g.exists ? "" : "waiting for the log"), g.simulation]
+      .filter(Boolean).join(" · ");
     $("count").textContent = g.count || "";
     var rf = $("round");
     if (g.round && !rf.value && document.activeElement !== rf) { rf.value = String(g.round); }
