@@ -138,3 +138,23 @@ def _clocks(records):
     for rec in records:
         clocks.feed(rec, epoch_of(rec["host_time"]))
     return clocks
+
+
+def test_a_late_clock_is_told_the_round_s_age_in_the_clocks_time():
+    """Round start's N frame to a late clock (hall/round.py): at --speed 20 the
+    round started 20 times as long ago in the clocks' time as in the host's."""
+    from types import SimpleNamespace
+    from hallclock.hall.round import RoundControl
+    host = [0.0]
+    control = RoundControl(SimpleNamespace(ports=[], links=[]), 3, clock=lambda: host[0])
+    for s in (0.0, 0.5, 1.0, 2.0):  # a table whose clock runs 20x the host's
+        host[0] = s
+        control._record(0, {"clock": "table-1", "session": "a1", "t_ms": int(s * 20000)})
+    control.started_at = 1.0
+    assert control.elapsed_ms() == 20000  # 1 s of the host's: 20 s of the clocks'
+    real = RoundControl(SimpleNamespace(ports=[], links=[]), 3, clock=lambda: host[0])
+    for s in (0.0, 1.0, 2.0):
+        host[0] = s
+        real._record(0, {"clock": "table-1", "session": "b1", "t_ms": int(s * 1000)})
+    real.started_at = 1.0
+    assert real.elapsed_ms() == 1000  # a real clock: the host's own time
