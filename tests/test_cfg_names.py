@@ -55,7 +55,7 @@ def test_a_clock_name_outside_the_set_is_refused_with_its_code(clock):
 
 
 def test_every_refusal_has_a_code_and_words_for_the_doctor():
-    from hallclock.net.whytext import CFG_WORDS
+    from hallclock.whytext import CFG_WORDS
     cases = {1: "just words\n", 2: "clock = a/b\n", 3: "mode = chess\n", 4: "brightness = 9\n",
              5: "hall = open\n", 6: (NET % "open").replace("10.0.0.2:1883", "nohost"),
              7: (NET % "open").replace("key = " + KEY, "key = zz"), 8: NET % "a+b",

@@ -15,7 +15,7 @@ PACKAGE = HOST / "hallclock"
 # top-level module must be given one here.
 LAYERS = [
     ("base", ("hallclock", "hallclock.errors", "hallclock.catalog", "hallclock.scenario",
-              "hallclock.cliopts", "hallclock.hostframes")),
+              "hallclock.cliopts", "hallclock.hostframes", "hallclock.whytext")),
     ("the virtual device (MicroPython)", ("hallclock.vboard.vdev",)),
     ("the link and the log", ("hallclock.link",)),
     ("the VMs", ("hallclock.vboard.mpvm",)),

@@ -14,7 +14,7 @@ from hallclock_fw import mqtt, protocol, seal
 from hallclock import hostframes
 from hallclock_fw.hw import config
 from hallclock_fw.netlink import _BACKOFF_MAX_MS, _BACKOFF_MIN_MS, NetLink
-from hallclock.net.whytext import words
+from hallclock.whytext import words
 
 FIRMWARE = pathlib.Path(__file__).resolve().parent.parent / "firmware"
 KEY = "00112233445566778899aabbccddeeff"
@@ -343,7 +343,7 @@ def test_every_reason_the_link_can_end_has_words_for_the_host():
     """The clock keeps only a number for why its link ended (no string on its
     heap); the host turns each one the firmware can give into words."""
     import re
-    from hallclock.net import whytext
+    from hallclock import whytext
     codes = {}
     for module in ("mqtt.py", "netlink.py"):
         src = (FIRMWARE / "hallclock_fw" / module).read_text()

@@ -16,7 +16,7 @@ from test_mqtt_firmware import CONNACK_OK, FakeSock, Opener, publish  # noqa: E4
 
 from hallclock_fw import mqtt  # noqa: E402
 from hallclock_fw.netlink import NetLink  # noqa: E402
-from hallclock.net.whytext import words
+from hallclock.whytext import words
 
 TOPICS = ("a/down", "all/down")
 SUBACK = b"\x90\x04\x00\x01\x00\x00"

@@ -25,7 +25,7 @@ from hallclock.net.mqtt import BrokerClient  # noqa: E402
 from hallclock_fw import mqtt, protocol  # noqa: E402
 from hallclock import hostframes
 from hallclock_fw.netlink import topic  # noqa: E402
-from hallclock.net.whytext import words
+from hallclock.whytext import words
 
 
 @pytest.fixture(scope="module")

@@ -232,7 +232,7 @@ def _device_on_broker(args, address, values, actions, sid):
     net = device_link(address, args.hall, args.clock, creds[args.clock], tls=args.tls_ca)
     ok = virtual.run(runner, net, silence_s=args.silence_s)
     if not ok:
-        from ..net.whytext import words
+        from ..whytext import words
         why = words(net.why or net.client.why)
         raise HallclockError(f"no host contact for {args.silence_s:g} s on the broker "
                              f"{args.broker} ({why or 'no logger answered'}); events not "

@@ -230,15 +230,14 @@ def detail(tail, clock):
                 return made[1]
             last = list(last)
             n = len(sessions)
-        got = _detail(last, tags, clock, n)
-        got["players"] = tail.pairings.label(clock, tail.rounds.get(clock)) \
-            if tail.pairings else ""
+        got = _detail(last, tags, clock, n, tail.pairings.label(clock, tail.rounds.get(clock))
+                      if tail.pairings else "")
         with tail.lock:
             tail.details[clock] = (key, got)
         return got
 
 
-def _detail(records, tags, clock, sessions=None):
+def _detail(records, tags, clock, sessions=None, players=""):
     """The detail of ``records`` (a table's; ``sessions``: how many it had,
     when ``records`` are those of its last session only)."""
     games = figures.games_from_records(records)
@@ -265,7 +264,7 @@ def _detail(records, tags, clock, sessions=None):
                       "pauses": " ".join(report.fmt_short(p) for p in m.pause_list),
                       "notes": report.notes(game, m), "expired": m.over})
     return {"clock": clock, "session": game.session, "mode": game.mode, "moves": moves,
-            "pauses": pauses, "sessions": sessions or len(games)}
+            "pauses": pauses, "sessions": sessions or len(games), "players": players}
 
 
 class RefereeLog:

@@ -158,7 +158,7 @@ def tls_fits(rec):
 
 def cfg_refused(code):
     """The doctor's sentence for a health text's ``cfg=<code>`` (hw/config.py)."""
-    from ..net.whytext import CFG_WORDS
+    from ..whytext import CFG_WORDS
     try:
         n = int(code)
     except (TypeError, ValueError):
