@@ -30,11 +30,11 @@ T1 = ("20000 press B\n23000 press A\n26000 press B\n28000 reboot\n40000 press A\
 T2 = "20000 press B\n23000 press A\n50000 end\n"
 
 
-def _round(tmp_path, *flags):
+def _round(tmp_path, *flags, t1=T1):
     fds, threads = [], []
     out = tmp_path / "round1.jsonl"
     devs = []
-    for clock, text, sid in (("t1", T1, "f1000001"), ("t2", T2, "f1000002")):
+    for clock, text, sid in (("t1", t1, "f1000001"), ("t2", T2, "f1000002")):
         master, slave, path = pty_pair()
         fds += [master, slave]
         runner = make_runner("scrabble", parse("scrabble", SETS),
@@ -151,6 +151,70 @@ def test_no_restore_leaves_the_rebooted_clock_fresh(tmp_path):
     assert projector == [said] and said.endswith(row)
     assert _cells(report, "t1")[-2:] == ["1", "no"]  # not "finished yes"
     _in_order(recs)
+
+
+def _sessions(recs, clock="t1"):
+    """[(power_loss or None, records)] of ``clock``'s sessions, in order."""
+    mine = [r for r in recs if r["clock"] == clock]
+    out, start = [], 0
+    for i, r in enumerate(mine):
+        if r["event"] == "power_loss":
+            out.append((r, mine[start:i]))
+            start = i + 1
+    out.append((None, mine[start:]))
+    return out
+
+
+def test_a_clock_rebooted_mid_pause_comes_back_paused(tmp_path):
+    """A's move 3 stopped (a challenge), then the power went: the game comes
+    back stopped at move 3, and B's press restarts A's time with a fresh limit
+    (ČAS 9.1, 10.1), not move 1."""
+    recs = _round(tmp_path, t1="20000 press B\n23000 press A\n26000 press B\n"
+                  "27000 press PAUSE\n28000 reboot\n40000 press B\n45000 press A\n50000 end\n")
+    (loss, old), (_none, new) = _sessions(recs)
+    assert old[-1]["event"] == "pause" and "restore" in loss
+    events = [(r["event"], r.get("player"), r.get("move")) for r in new if r["event"] != "health"]
+    assert events[1:3] == [("resume", "A", 3), ("pause", "A", 3)]  # restored, still stopped
+    resume = next(r for r in new[4:] if r["event"] == "resume")
+    assert (resume["player"], resume["move"], resume["limit_ms"]) == ("A", 3, 30000)
+    press = next(r for r in new if r["event"] == "press")
+    assert (press["player"], press["move"]) == ("A", 3)
+    said = _views(tmp_path, recs)[0]
+    assert re.fullmatch(WORDS + "game restored", said), said
+    _in_order(recs)
+
+
+def test_two_reboots_in_a_row_are_both_restored_and_counted(tmp_path):
+    recs = _round(tmp_path, t1="20000 press B\n23000 press A\n26000 press B\n28000 reboot\n"
+                  "31000 reboot\n40000 press A\n50000 end\n")
+    sessions = _sessions(recs)
+    assert len(sessions) == 3 and all("restore" in loss for loss, _r in sessions[:2])
+    last = sessions[-1][1]
+    assert next(r for r in last if r["event"] == "resume")["move"] == 3
+    press = next(r for r in last if r["event"] == "press")
+    assert (press["player"], press["move"]) == ("A", 3)
+    report = _views(tmp_path, recs)[3]
+    assert _cells(report, "t1")[-2:] == ["2", "yes"]
+
+
+def test_a_clock_rebooted_in_the_play_out_keeps_its_step(tmp_path):
+    """The end gong fell in B's move 4 (ČAS 16.3 (a)), then the power went:
+    the game comes back in play-out step (a) at move 4, the end gong is not
+    given again, and B's press starts (b) with move 5."""
+    recs = _round(tmp_path, t1="20000 press B\n23000 press A\n26000 press B\n110000 press A\n"
+                  "125000 reboot\n135000 press B\n140000 press A\n150000 end\n")
+    (loss, old), (_none, new) = _sessions(recs)
+    assert ("end", 4) in [(r.get("kind"), r.get("move")) for r in old if r["event"] == "gong"]
+    assert "restore" in loss
+    steps = [(r["step"], r["move"]) for r in new if r["event"] == "playout"]
+    assert steps[:2] == [("finish_round", 4), ("one_more_move", 5)]
+    first_press = next(r for r in new if r["event"] == "press")
+    assert first_press["move"] == 4  # not move 1 again
+    assert not [r for r in new if r["event"] == "gong"]  # the hall's gongs were given once
+    rnd = next(r for r in new if r["event"] == "round")
+    assert rnd["elapsed_ms"] >= 120000  # the hall's round ran on: basic time is over
+    said = _views(tmp_path, recs)[0]
+    assert re.fullmatch(WORDS + "game restored", said), said
 
 
 @pytest.mark.parametrize("cmd", [["round", "start", "--round", "1", "--out", "x.jsonl"],
