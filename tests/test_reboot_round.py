@@ -82,7 +82,16 @@ def _views(tmp_path, recs):
     card = next(t for t in referee.grid(referee.RoundTail(str(tmp_path / "round1.jsonl")),
                                         now)["tables"] if t["clock"] == "t1")
     assert card["reboot"] == said  # the console's card
-    res = run_cli("report", "--round", "1", str(tmp_path / "round1.jsonl"))
+    # at 80 columns (a referee's terminal): the reboots counted on a line under the table
+    old_columns = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "80"
+    try:
+        res = run_cli("report", "--round", "1", str(tmp_path / "round1.jsonl"))
+    finally:
+        if old_columns is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = old_columns
     assert res.returncode == 0, res.stderr
     return said, row["state"][0][0], projector["reboots"], res.stdout
 

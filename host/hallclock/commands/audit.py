@@ -130,7 +130,7 @@ def cmd_audit(args):
     names = [f"log {i + 1}" for i in range(len(args.logs))]
     for name, path, cut in zip(names, args.logs, torn):
         note = " (its last line was cut short by a crash: not counted)" if cut else ""
-        out.print(f"{name}: {shown(path)}{note}")
+        out.print(f"{name}: {shown(path)}{note}", soft_wrap=True)  # a path is never broken
     table = Table(title=None, show_lines=False)
     table.add_column("clock")
     table.add_column("session")
