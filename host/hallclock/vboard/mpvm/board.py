@@ -83,7 +83,7 @@ CLOCK_PY = """
 import sys
 import time
 from hallclock.vboard.vdev.runner import Runner
-from hallclock_fw.hw import config
+from hallclock_fw.hw import cfgsave, config
 
 
 class _Board(Runner):
@@ -98,7 +98,7 @@ class _BoardClock:
         import machine
         # hallclock.cfg as the firmware reads it at power-on (hw/boot.py)
         default = 'clock-' + ''.join('%02x' % b for b in machine.unique_id()[-3:])
-        cfg = config.parse(config.load(open), default)
+        cfg = config.parse(cfgsave.load(open), default)
         if cfg.error is not None:
             print('hallclock: ' + cfg.error + ' (using the defaults)')
         self.r = _Board(cfg.mode, cfg.settings, [(0, 'press', 'START')],
