@@ -212,6 +212,34 @@ def _give_to_broker(paths):
         os.chown(p, user.pw_uid, user.pw_gid)
 
 
+def write_private(out, name, text, mode=0o600):
+    """``out/name`` written with ``mode`` from its creation (secrets are never
+    readable by others, not even for a moment); its path."""
+    path = os.path.join(out, name)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.chmod(path, mode)
+    return path
+
+
+def replace_private(target, text):
+    """``target`` replaced whole by ``text`` (0600): written beside it, on
+    disk, then renamed over it, so a cut leaves the old file or the new one."""
+    tmp = target + ".new"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, target)
+
+
+def passwords_text(creds):
+    """Mosquitto's password file for every login of ``creds``."""
+    return "".join(f"{c['user']}:{password_hash(c['password'])}\n" for c in creds.values())
+
+
 def write_config(out, hall, clocks, port=1883, bind=None, broker_host=None, tls=None,
                  local_port=None):
     """Write DIR/mosquitto.conf, passwords, acl, credentials.json (every
@@ -233,15 +261,9 @@ def write_config(out, hall, clocks, port=1883, bind=None, broker_host=None, tls=
     add_frame_keys(creds, clocks)
 
     def write(name, text, mode=0o600):
-        path = os.path.join(out, name)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.chmod(path, mode)
-        return path
+        return write_private(out, name, text, mode)
 
-    write("passwords", "".join(f"{c['user']}:{password_hash(c['password'])}\n"
-                               for c in creds.values()))
+    write("passwords", passwords_text(creds))
     write("acl", acl_text(hall, clocks) + "\n")
     write("mosquitto.conf", conf_text(out, port, bind, tls, local_port, clocks), 0o644)
     write("credentials.json", json.dumps(creds, indent=2) + "\n")
@@ -296,13 +318,7 @@ def rotate_hall_key(out):
     # credentials.json first: a cut before the cfgs leaves the laptop on the new key,
     # and --rotate run again writes every file anew
     for target, text in [(path, json.dumps(creds, indent=2) + "\n")] + list(texts.items()):
-        tmp = target + ".new"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
+        replace_private(target, text)
     return clocks
 
 
@@ -536,14 +552,9 @@ def write_office_config(out, halls, port=1883, bind=None, local_port=None, tls=N
                                  "hall": h}
 
     def write(name, text, mode=0o600):
-        path = os.path.join(out, name)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.chmod(path, mode)
+        return write_private(out, name, text, mode)
 
-    write("passwords", "".join(f"{c['user']}:{password_hash(c['password'])}\n"
-                               for c in creds.values()))
+    write("passwords", passwords_text(creds))
     write("acl", office_acl_text(halls) + "\n")
     write("mosquitto.conf", office_conf_text(out, port, bind, local_port, halls, tls), 0o644)
     write("credentials.json", json.dumps(creds, indent=2) + "\n")
@@ -649,8 +660,5 @@ def add_bridge(out, hall, office, login, cafile=None):
         _give_to_broker([copy])
         cafile = copy
     text += bridge_text(hall, office, login, cafile)
-    fd = os.open(conf + ".new", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(conf + ".new", conf)
+    replace_private(conf, text)
     _give_to_broker([conf])
