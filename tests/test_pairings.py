@@ -168,3 +168,35 @@ def test_the_console_shows_the_names(tmp_path, round_log):
     res = run_cli("console", "--log", str(log), "--pairings", write(tmp_path, "x,y\n",
                                                                     name="bad.csv"))
     assert res.returncode == 2 and "bad.csv line 1" in res.stderr
+
+
+def test_the_projector_shows_the_names(tmp_path, round_log):
+    """hall-display --pairings: each table's players (this round's pairing,
+    shortened as everywhere) in /state, for the table list and for --clock;
+    a bad file is refused in one line naming the line, before the port is taken."""
+    from hallclock.hall import display
+    path = write(tmp_path, "round,table,A,B\n2,1,Jana Marie Nováková-Dvořáková,Petr Dvořák\n"
+                 "1,2,Eva Malá,Karel Veselý\n")
+    p = pairings.load(path)
+    tail = display.LogTail(round_log)
+    tail.pairings = p
+    state = tail.state()
+    players = {t["clock"]: t["players"] for t in state["tables"]}
+    assert players == {"table-1": ["J. M. Nováková-Dv…", "Petr Dvořák"],
+                       "table-2": None}  # table-2's pairing is round 1's
+    srv = display.make_server(round_log, "127.0.0.1", 0, clock="table-1", pairings=p)
+    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05},
+                              daemon=True)
+    thread.start()
+    try:
+        with urllib.request.urlopen(url_of(srv) + "state") as r:
+            one = json.load(r)
+        assert one["view"] == "clock" and one["players"] == ["J. M. Nováková-Dv…",
+                                                             "Petr Dvořák"]
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    bad = write(tmp_path, "table;A;B\n1;Jana;Petr\n7;;Karel\n", name="bad.csv")
+    res = run_cli("hall-display", "--log", round_log, "--http-port", "0", "--pairings", bad)
+    assert res.returncode == 2 and not res.stdout
+    assert res.stderr == f"hallclock: {bad} line 3: no A\n"

@@ -388,6 +388,63 @@ def hall_of(path, n):
 VIEWS = [(1024, 768), (1280, 800), (1920, 1080)]
 
 
+INSIDE = """() => {
+    const foot = document.querySelector('footer').getBoundingClientRect().top;
+    return [...document.querySelectorAll('#tables li')].map(li => {
+        const r = li.getBoundingClientRect();
+        return [li.textContent, r.left >= 0 && r.top >= 0 && r.right <= innerWidth
+                && r.bottom <= Math.min(innerHeight, foot + 1)
+                && li.scrollWidth <= li.clientWidth + 1];
+    }); }"""
+
+
+def every_table_inside(srv, names, views, words=()):
+    """Open the page at each of ``views`` and turn its pages until every
+    table of ``names`` was seen standing whole inside the viewport; each
+    line's text checked for ``words`` (a function of the clock's name)."""
+    from playwright.sync_api import sync_playwright
+    n = len(names)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        try:
+            for width, height in views:
+                page = browser.new_page(viewport={"width": width, "height": height})
+                page.goto(url_of(srv) + "?turn_ms=300")
+                page.wait_for_function(
+                    "document.querySelectorAll('#tables li').length > 0", timeout=WAIT_MS)
+                assert page.inner_text("#clock").endswith("round · %d tables" % n)
+                seen = set()
+                for _ in range(40):  # every page, as they turn
+                    for text, ok in page.evaluate(INSIDE):
+                        assert ok, (width, height, text)
+                        assert "|" not in text and " · A " in text
+                        clock = text.split(" · ")[0]
+                        for w in words:
+                            assert w(clock) in text, (width, height, text)
+                        seen.add(clock)
+                    note = page.inner_text("#tablepage")
+                    if seen == set(names):
+                        break
+                    assert note.startswith("tables "), (width, height, len(seen))
+                    page.wait_for_timeout(150)
+                assert seen == set(names), (width, height, sorted(set(names) - seen))
+                digits = page.eval_on_selector(
+                    "#digits", "e => parseFloat(getComputedStyle(e).fontSize)")
+                rows = page.eval_on_selector(
+                    "#tables", "e => parseFloat(getComputedStyle(e).fontSize)")
+                assert digits > 5 * rows
+                page.close()
+        finally:
+            browser.close()
+
+
+def serving(srv):
+    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05},
+                              daemon=True)
+    thread.start()
+    return srv
+
+
 @pytest.mark.parametrize("n", [8, 12, 30, 40])
 def test_every_table_is_inside_the_screen(tmp_path, n):
     """--tables (issue 33): at 1024×768, 1280×800 and 1920×1080, 8 to 40
@@ -395,51 +452,40 @@ def test_every_table_is_inside_the_screen(tmp_path, n):
     that turn by themselves, each saying which tables it shows); the round's
     time stays the largest type; the hall unit is never counted; a table's
     line is words, not pipes."""
-    from playwright.sync_api import sync_playwright
     log = tmp_path / "hall.jsonl"
     names = hall_of(str(log), n)
-    srv = make_server(str(log), "127.0.0.1", 0, tables=True)
-    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05},
-                              daemon=True)
-    thread.start()
-    inside = """() => {
-        const foot = document.querySelector('footer').getBoundingClientRect().top;
-        return [...document.querySelectorAll('#tables li')].map(li => {
-            const r = li.getBoundingClientRect();
-            return [li.textContent, r.left >= 0 && r.top >= 0 && r.right <= innerWidth
-                    && r.bottom <= Math.min(innerHeight, foot + 1)
-                    && li.scrollWidth <= li.clientWidth + 1];
-        }); }"""
+    srv = serving(make_server(str(log), "127.0.0.1", 0, tables=True))
     try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-            try:
-                for width, height in VIEWS:
-                    page = browser.new_page(viewport={"width": width, "height": height})
-                    page.goto(url_of(srv) + "?turn_ms=300")
-                    page.wait_for_function(
-                        "document.querySelectorAll('#tables li').length > 0", timeout=WAIT_MS)
-                    assert page.inner_text("#clock").endswith("round · %d tables" % n)
-                    seen = set()
-                    for _ in range(40):  # every page, as they turn
-                        for text, ok in page.evaluate(inside):
-                            assert ok, (width, height, text)
-                            assert "|" not in text and " · A " in text
-                            seen.add(text.split(" · ")[0])
-                        note = page.inner_text("#tablepage")
-                        if seen == set(names):
-                            break
-                        assert note.startswith("tables "), (width, height, len(seen))
-                        page.wait_for_timeout(150)
-                    assert seen == set(names), (width, height, sorted(set(names) - seen))
-                    digits = page.eval_on_selector(
-                        "#digits", "e => parseFloat(getComputedStyle(e).fontSize)")
-                    rows = page.eval_on_selector(
-                        "#tables", "e => parseFloat(getComputedStyle(e).fontSize)")
-                    assert digits > 5 * rows
-                    page.close()
-            finally:
-                browser.close()
+        every_table_inside(srv, names, VIEWS)
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_the_players_names_stand_by_their_times(tmp_path):
+    """hall-display --pairings (contract 1.3, issue 33 item 2): each table's
+    line names its players by their times ("A Nováková 2:00 · B Dvořák
+    2:00"), shortened as every view shortens them (views.pairings.short), and
+    40 tables with names of the longest kept length still stand whole inside
+    a 1024×768 and a 1280×800 screen (pages that turn where they must)."""
+    from hallclock.views import pairings
+    log = tmp_path / "hall.jsonl"
+    names = hall_of(str(log), 40)
+    csv = tmp_path / "pairings.csv"
+    csv.write_text("table,A,B\n" + "".join(
+        f"{k},Jana Marie Nováková-Dvořáková,Bartoloměj Vysokomýtský{k:02d}\n"
+        for k in range(1, 41)), encoding="utf-8")
+    pairs = pairings.load(str(csv))
+    srv = serving(make_server(str(log), "127.0.0.1", 0, tables=True, pairings=pairs))
+
+    def shown(clock):
+        return "A %s " % pairs.shown(clock)[0]
+
+    try:
+        a, b = pairs.shown("table-7")
+        assert (a, b) == ("J. M. Nováková-Dv…", "B. Vysokomýtský07")  # one shortening
+        every_table_inside(srv, names, VIEWS[:2], words=(
+            shown, lambda clock: " · B %s " % pairs.shown(clock)[1]))
     finally:
         srv.shutdown()
         srv.server_close()

@@ -127,6 +127,42 @@ def test_a_port_heard_only_after_the_start_is_told_then():
     assert rc.missing() == ["t1"]
 
 
+def test_the_operators_lines_name_the_players(tmp_path):
+    """round start --pairings (contract 1.3): a table the command names (a
+    late clock, one that never took the round) comes with its players in this
+    round, shortened as every view shortens them (views.pairings.short)."""
+    from hallclock.views import pairings
+    csv = tmp_path / "p.csv"
+    csv.write_text("round,table,A,B\n4,1,Jana Marie Nováková-Dvořáková,Petr Dvořák\n"
+                   "3,2,Eva Malá,Karel Veselý\n", encoding="utf-8")
+    now = [0.0]
+    lg = _FakeLogger(2)
+    rc = roundctl.RoundControl(lg, 4, clock=lambda: now[0], pairings=pairings.load(str(csv)))
+    rc.start()
+    now[0] = 30.0
+    lg.links[0].current = Session("a", "t1", "scrabble")
+    lg.links[1].current = Session("b", "t2", "scrabble")
+    rc.service()
+    assert "t1 (J. M. Nováková-Dv… vs Petr Dvořák): joined late, told round 4 started " \
+           "30.0 s ago" in rc.log
+    assert "t2: joined late, told round 4 started 30.0 s ago" in rc.log  # round 3's pair only
+    assert rc.pairing_note() == (f"pairings: the players of 1 of 2 clocks heard in round 4; "
+                                 f"no names for t2 (add their rows to {csv})")
+    assert [rc.table(c) for c in rc.missing()] == [
+        "t1 (J. M. Nováková-Dv… vs Petr Dvořák)", "t2"]
+    assert roundctl.RoundControl(lg, 4).pairing_note() is None
+
+
+def test_round_start_refuses_a_bad_pairings_file_before_any_clock(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("table,A,B\n1,Jana,Petr\n1,Eva,Karel\n", encoding="utf-8")
+    res = run_cli("round", "start", "--round", "3", "--port", "/dev/null", "--out",
+                  "x.jsonl", "--pairings", str(bad), cwd=str(tmp_path))
+    assert res.returncode == 2 and not res.stdout
+    assert res.stderr == f"hallclock: {bad} line 3: table 1 is paired already on line 2\n"
+    assert not (tmp_path / "x.jsonl").exists()
+
+
 def test_console_actions_reach_the_clocks(tmp_path):
     log = str(tmp_path / "round4.jsonl")
     side = LogWriter(referee_log_of(log))
@@ -253,7 +289,11 @@ def test_round_start_command_on_ports(tmp_path):
     devs = [_device("t%d" % i, "2000 press B\n4000 press A\n8000 end\n", "f100000%d" % i, fds)
             for i in (1, 2)]
     exe = os.path.join(os.path.dirname(sys.executable), "hallclock")
-    args = [exe, "round", "start", "--round", "1", "--out", str(out), "--exit-on-end"]
+    pairs = tmp_path / "pairings.csv"  # t1's players only (contract 1.3, names)
+    pairs.write_text("table,A,B\nt1,Jana Marie Nováková-Dvořáková,Petr Dvořák\n",
+                     encoding="utf-8")
+    args = [exe, "round", "start", "--round", "1", "--out", str(out), "--exit-on-end",
+            "--pairings", str(pairs)]
     for d in devs:
         args += ["--port", d[2]]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -274,6 +314,9 @@ def test_round_start_command_on_ports(tmp_path):
             os.close(fd)
     assert proc.returncode == 0, stderr
     assert "round 1: START sent to 2 clocks" in stdout
+    # the referee learns before the round which tables the pairings leave without names
+    assert (f"pairings: the players of 1 of 2 clocks heard in round 1; no names for t2 "
+            f"(add their rows to {pairs})") in stdout
     recs = read_log(out)
     for clock in ("t1", "t2"):
         mine = [r for r in recs if r["clock"] == clock]

@@ -66,3 +66,11 @@ def group_listing(commands):
                                      subsequent_indent=" " * (width + 2)) or [f"  {n}"])
         out.append("")
     return "\n".join(out).rstrip("\n")
+
+
+def pairings_option(parser, shown):
+    """``--pairings FILE`` (contract 1.3), one spelling and help for every
+    command that shows the players' names; ``shown``: where this one shows them."""
+    parser.add_argument("--pairings", metavar="FILE.csv",
+                        help="players' names from the pairing program: CSV with the columns "
+                        f"table, A, B (and round); {shown}")

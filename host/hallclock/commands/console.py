@@ -22,9 +22,8 @@ def register(sub):
                    "and GONG sent as 'referee')")
     p.add_argument("--referee-log", default=None, metavar="FILE",
                    help="with --broker: where the pause reasons and actions go (JSON Lines)")
-    p.add_argument("--pairings", metavar="FILE.csv",
-                   help="players' names from the pairing program: CSV with the columns "
-                   "table, A, B (and round); shown on each table's card")
+    from ..cliopts import pairings_option
+    pairings_option(p, "shown on each table's card")
     p.set_defaults(func=cmd_console)
 
 

@@ -1,5 +1,5 @@
 """``hallclock hall-display --log LOG``: the hall's projector page."""
-from ..cliopts import renamed
+from ..cliopts import pairings_option, renamed
 
 GROUP = "watch"  # the director's task (hallclock.cliopts.GROUPS)
 
@@ -8,9 +8,13 @@ def cmd_hall_display(args):
     from ..hall.display import make_server
     from ..hall.webserver import serve, url_of
 
+    pairings = None
+    if args.pairings is not None:
+        from ..views.pairings import load
+        pairings = load(args.pairings)  # a bad file: one line, before anything starts
     source = _broker_source(args)  # the hall network, as 'viewer' (docs/network.md)
     server = make_server(args.log, args.host, args.http_port, args.clock, source=source,
-                         tables=args.tables)
+                         tables=args.tables, pairings=pairings)
     log = args.log if source is None else source.path
     what = f"clock {args.clock} of {log}" if args.clock else log
     print(f"Hall display for {what} on {url_of(server)} — open it in a browser on the "
@@ -37,6 +41,7 @@ def register(sub):
     p.add_argument("--tables", action="store_true",
                    help="also list every table under the round's time (all on one screen "
                    "up to 40 tables; more turn pages by themselves)")
+    pairings_option(p, "shown by each table's times (--tables) and with --clock's")
     from .log import broker_options
     broker_options(p, "show the hall from the broker instead of a log (as 'viewer')")
     p.set_defaults(func=cmd_hall_display)

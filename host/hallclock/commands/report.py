@@ -16,9 +16,8 @@ def register(sub):
     p.add_argument("--claims", action="store_true",
                    help="also list every overtime and flag fall with its time of day "
                    "(the evidence for a claim, ČAS 10.2.6)")
-    p.add_argument("--pairings", metavar="FILE.csv",
-                   help="players' names from the pairing program: CSV with the columns "
-                   "table, A, B (and round); shown wherever a table is (docs/hall.md)")
+    from ..cliopts import pairings_option
+    pairings_option(p, "shown wherever a table is (docs/hall.md)")
     p.add_argument("--force", action="store_true",
                    help="replace an existing --csv/--plot file (never the log itself)")
     p.set_defaults(func=cmd_report)

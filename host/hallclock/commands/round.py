@@ -36,6 +36,8 @@ def register(sub):
     restore_option(s, default=True)
     s.add_argument("--max-s", type=float, default=None, metavar="S",
                    help="stop after S seconds at most (a trial run)")
+    from ..cliopts import pairings_option
+    pairings_option(s, "shown by each table this command names")
     s.set_defaults(func=cmd_round_start)
 
     v = sub.add_parser(
@@ -77,6 +79,10 @@ def cmd_round_start(args):
                        "--broker HOST:PORT --hall NAME --credentials FILE")
     if not args.out:
         raise BadInput("round start: give --out LOG, the round's log")
+    pairings = None
+    if args.pairings is not None:
+        from ..views.pairings import load
+        pairings = load(args.pairings)  # a bad file: one line, before any clock is told
     if address is not None:
         from ..net.mqtt import BrokerLogger
         logger = BrokerLogger(address, args.hall, args.credentials, args.out, tls=args.tls_ca,
@@ -87,8 +93,10 @@ def cmd_round_start(args):
             raise BadInput("a port is given twice: every clock needs its own port")
         logger = Logger(ports, args.out, restore=restorer(args))
     logger.open()
-    control = RoundControl(logger, args.number, log_path=args.out)
+    control = RoundControl(logger, args.number, log_path=args.out, pairings=pairings)
     control.wait_heard(logger)
+    if pairings is not None:
+        print(escaped(control.pairing_note()), flush=True)
     if not args.wait:
         control.start()
     else:
@@ -111,7 +119,8 @@ def cmd_round_start(args):
     print(escaped(f"round {args.number}: {plural(len(control.sessions), 'clock session')} heard, "
           f"{control.late_sent} told late, {plural(control.gongs_heard, 'gong')} given by the "
           f"clocks, {plural(control.gongs, 'GONG')} sent by the referee"
-          + (f"; never took the round: {', '.join(missing)}" if missing else "")))
+          + (f"; never took the round: {', '.join(map(control.table, missing))}"
+             if missing else "")))
     print(f"hallclock round: {logger.stats()}", file=sys.stderr)
     return 0 if control.started_at is not None else 1
 

@@ -74,16 +74,28 @@ class LogTail:
         self.source = source if source is not None else JsonlTail(path)
         self.clocks = Clocks()
         self.records = 0
+        self.rounds = {}  # clock -> round of its newest tagged record (for its pairing)
+
+    pairings = None  # the players' names (--pairings), hallclock.views.pairings
 
     def update(self):
         recs, replaced = self.source.read()
         if replaced:  # the log was replaced: read it afresh
             self.clocks = Clocks()
             self.records = 0
+            self.rounds = {}
         for rec in recs:
             at = epoch_of(rec.get("host_time"))
             self.clocks.feed(rec, at if at is not None else self.wall())
             self.records += 1
+            if isinstance(rec, dict) and isinstance(rec.get("round"), int):
+                self.rounds[str(rec.get("clock"))] = rec["round"]
+
+    def players(self, clock):
+        """(A, B) of the clock's table as every view shortens them, or None."""
+        if self.pairings is None:
+            return None
+        return self.pairings.shown(clock, self.rounds.get(clock))
 
     show_tables = False  # the page lists the tables only when asked (--tables)
 
@@ -91,7 +103,7 @@ class LogTail:
         with self.lock:
             self.update()
             out = face(self.clocks, self.clock_name, self.wall(), self.path,
-                       self.source.exists())
+                       self.source.exists(), players=self.players)
             out["show_tables"] = self.show_tables
             return out
 
@@ -107,9 +119,11 @@ class BrokerTail(LogTail):
 
 
 # -- the answer to /state ---------------------------------------------------------
-def face(clocks, clock_name, now, path="", exists=True):
+def face(clocks, clock_name, now, path="", exists=True, players=None):
     """The JSON the page shows: the round (or hall countdown) of the whole
-    log, or the clock ``clock_name``.  ``now``: host epoch seconds."""
+    log, or the clock ``clock_name``.  ``now``: host epoch seconds;
+    ``players(clock)``: its table's (A, B) names as shown, or None (--pairings)."""
+    players = players or (lambda _clock: None)
     out = {"log": os.path.basename(path), "clocks": list(clocks.order), "now": now,
            "waiting": True, "exists": exists, "tables": [],
            "simulation": simulation_note(clocks)}
@@ -130,30 +144,32 @@ def face(clocks, clock_name, now, path="", exists=True):
             else:
                 out["message"] = "clock %s: %s" % (clock_name, c.error or "no boot heard yet")
             return out
-        return _clock_face(out, c, now)
+        return _clock_face(out, c, now, players)
     if not modelled:
         out["message"] = ("waiting for the first record" if exists else
                           "waiting for %s" % out["log"])
         return out
     lead = next(c for c in clocks if c.model is not None)  # the first heard: a hall's hall unit
     if len(modelled) > 1:
-        out["tables"] = [_table(c, now) for c in _tables(modelled, now)]
+        out["tables"] = [_table(c, now, players) for c in _tables(modelled, now)]
     mode = lead.model.mode
     same = [c for c in modelled if c.model.mode == mode]
     kind = view_for(mode).hall_view
     if kind == "round":
         return _round_face(out, same, now)
     if len(modelled) == 1 or kind == "countdown":
-        return _clock_face(out, lead, now)
+        return _clock_face(out, lead, now, players)
     # several independent table clocks (backgammon): one is not the hall's
     out.update({"waiting": False, "view": "tables", "title": plural(len(modelled), "clock"),
                 "subtitle": "pick one with --clock NAME", "digits": "", "ahead": []})
     return out
 
 
-def _table(c, now):
+def _table(c, now, players=lambda _clock: None):
     cells = row_cells(c, c.face(now))
+    names = players(c.name)
     return {"clock": c.name, "mode": cells["mode"], "displays": [cells["A"], cells["B"]],
+            "players": list(names) if names else None,
             "runs": cells["runs"], "move": cells["move"],
             "state": ", ".join(t for t, _k in cells["state"])}
 
@@ -184,8 +200,10 @@ def _mode_hall(c, f):
     return h
 
 
-def _clock_face(out, c, now):
+def _clock_face(out, c, now, players=lambda _clock: None):
     f = c.face(now)
+    names = players(c.name)
+    out["players"] = list(names) if names else None
     m = c.model
     h = _mode_hall(c, f)
     rnd = view_for(m.mode).round(f)
@@ -333,10 +351,12 @@ def check_clock(tail):
     return None
 
 
-def make_server(log, host="127.0.0.1", port=8080, clock=None, source=None, tables=False):
+def make_server(log, host="127.0.0.1", port=8080, clock=None, source=None, tables=False,
+                pairings=None):
     """An HTTP server (not yet serving) for the log; port 0 picks a free one.
     ``source``: another record source with LogTail's ``state()`` (the hall
-    network's viewer, ``BrokerTail``) instead of the log file."""
+    network's viewer, ``BrokerTail``) instead of the log file; ``pairings``:
+    the players' names (hallclock.views.pairings)."""
     waiting = None
     if source is None:
         check_log_path(log)
@@ -345,6 +365,7 @@ def make_server(log, host="127.0.0.1", port=8080, clock=None, source=None, table
         raise BadInput(f"--http-port {port}: an HTTP port is 0 to 65535")
     tail = source if source is not None else LogTail(log, clock)
     tail.show_tables = tables
+    tail.pairings = pairings
     note = check_clock(tail) if source is None else None  # before the port is taken
     server = bind(host, port, type("Handler", (_Handler,), {"tail": tail}),
                   "another hall-display?")

@@ -58,8 +58,9 @@ class _Seen:
 
 class RoundControl:
     def __init__(self, logger, number, log_path=None, clock=time.monotonic,
-                 wall=time.time):
+                 wall=time.time, pairings=None):
         self.time = clock
+        self.pairings = pairings  # the players' names (--pairings), views.pairings
         self.wall = wall
         self.number = number
         self.ports = logger.ports
@@ -82,6 +83,27 @@ class RoundControl:
         self.heard = {}  # (clock, session) -> [first, pace_from, newest]: (host s, t_ms)
         for i, link in enumerate(self.links):
             link.on_record = self._hook(i, link.on_record)
+
+    def table(self, clock):
+        """'table-5 (Nováková vs Dvořák)': a clock as the operator's lines
+        name it, with its players in this round where the pairings have them."""
+        label = self.pairings.label(str(clock), self.number) if self.pairings else ""
+        return f"{clock} ({label})" if label else str(clock)
+
+    def pairing_note(self):
+        """One line on the pairings against the clocks heard: which have no
+        names in this round (so the referee adds their rows before the day
+        goes on), or None without --pairings."""
+        if self.pairings is None:
+            return None
+        heard = sorted({str(c) for _i, c, _s in self.sessions if c is not None})
+        bare = [c for c in heard if self.pairings.names(c, self.number) is None]
+        line = (f"pairings: the players of {len(heard) - len(bare)} of "
+                f"{plural(len(heard), 'clock')} heard in round {self.number}")
+        if bare:
+            line += (f"; no names for {', '.join(bare)} (add their rows to "
+                     f"{self.pairings.path})")
+        return line
 
     def _hook(self, index, chained):
         def on_record(record):
@@ -207,7 +229,7 @@ class RoundControl:
             if seen.tries == 0:
                 self.late_sent += 1
                 sim = simulation_text(self.pace())
-                self.log.append(f"{clock}: joined late, told round {self.number} "
+                self.log.append(f"{self.table(clock)}: joined late, told round {self.number} "
                                 f"started {self.elapsed_ms() / 1000:.1f} s ago"
                                 + (f" ({sim})" if sim else ""))
             seen.tries += 1

@@ -58,10 +58,15 @@ class Pairings:
                     return self.rows[key]
         return None
 
+    def shown(self, clock, round_=None):
+        """(A, B) shortened as every view shows them (``short``), or None."""
+        got = self.names(clock, round_)
+        return (short(got[0]), short(got[1])) if got else None
+
     def label(self, clock, round_=None):
         """'Nováková vs Dvořák' (shortened names), or '' if the file has no such table."""
-        got = self.names(clock, round_)
-        return f"{short(got[0])} vs {short(got[1])}" if got else ""
+        got = self.shown(clock, round_)
+        return f"{got[0]} vs {got[1]}" if got else ""
 
 
 def load(path):

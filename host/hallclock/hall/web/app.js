@@ -22,8 +22,14 @@
   var TURN_MS = parseInt(new URLSearchParams(location.search).get("turn_ms"), 10) || 8000;
   var page = 0, pageTurned = 0;
 
+  // "A Nováková 1:20": each player's name (--pairings, shortened by the host) by its time
+  function side(letter, names, i, digits) {
+    return letter + " " + (names ? names[i] + " " : "") + digits;
+  }
+
   function tableLine(t) {
-    var words = [t.clock, "A " + t.displays[0], "B " + t.displays[1]];
+    var words = [t.clock, side("A", t.players, 0, t.displays[0]),
+                 side("B", t.players, 1, t.displays[1])];
     if (t.move) { words.push("move " + t.move); }
     if (t.state) { words.push(t.state); }
     return words.join(" · ");
@@ -151,7 +157,8 @@
       .filter(Boolean).join(" · "));
     setText("playout", s.playout || "");
     setText("displays", s.displays && s.view === "clock" ?
-            "A " + s.displays[0] + "  ·  B " + s.displays[1] : "");
+            side("A", s.players, 0, s.displays[0]) + "  ·  " +
+            side("B", s.players, 1, s.displays[1]) : "");
     fill($("announcements"), (s.reboots || []).concat(
       (s.announcements || []).map(function (a) { return a.text; })));
     fill($("gongs"), (s.due || []).map(function (g) { return g.text + " due at " + g.at; })
