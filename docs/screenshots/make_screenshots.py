@@ -186,9 +186,41 @@ def projector_sizes(out_dir, work):
         browser.close()
 
 
+def office_page(out_dir, work):
+    """office_1280x800.png: the office page (``office --http-port``) for three
+    halls of twelve tables (tests/test_officepage.py checks the same page keeps
+    every hall and table inside the screen)."""
+    from playwright.sync_api import sync_playwright
+
+    from hallclock.hall import officepage
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    from test_officepage import hall_log
+    folder = os.path.join(work, "office")
+    os.makedirs(folder, exist_ok=True)
+    for k, hall in enumerate(("hall-a", "hall-b", "hall-c")):
+        hall_log(os.path.join(folder, f"{hall}.jsonl"), 12, round_=3)
+    srv = serve(officepage.make_server(folder, "127.0.0.1", 0))
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            page.goto(officepage.url_of(srv))
+            page.wait_for_selector("#halls .hall:nth-child(3) .tables li:nth-child(12)",
+                                   timeout=20000)
+            page.wait_for_timeout(800)
+            page.screenshot(path=os.path.join(out_dir, "office_1280x800.png"))
+            browser.close()
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
 if __name__ == "__main__":
     sys.path.insert(0, os.path.join(ROOT, "host"))
     if sys.argv[1:2] == ["--sizes"]:  # only the projector's sizes
         projector_sizes(*(sys.argv[2:3] or [HERE]), tempfile.mkdtemp(prefix="hallclock-shots-"))
+    elif sys.argv[1:2] == ["--office"]:  # only the office page
+        office_page(*(sys.argv[2:3] or [HERE]), tempfile.mkdtemp(prefix="hallclock-shots-"))
     else:
         main(*(sys.argv[1:2] or [HERE]))
+        office_page(*(sys.argv[1:2] or [HERE]), tempfile.mkdtemp(prefix="hallclock-shots-"))

@@ -168,10 +168,26 @@ def face(clocks, clock_name, now, path="", exists=True, players=None):
 def _table(c, now, players=lambda _clock: None):
     cells = row_cells(c, c.face(now))
     names = players(c.name)
-    return {"clock": c.name, "mode": cells["mode"], "displays": [cells["A"], cells["B"]],
-            "players": list(names) if names else None,
-            "runs": cells["runs"], "move": cells["move"],
-            "state": ", ".join(t for t, _k in cells["state"])}
+    t = {"clock": c.name, "mode": cells["mode"], "displays": [cells["A"], cells["B"]],
+         "players": list(names) if names else None,
+         "runs": cells["runs"], "move": cells["move"],
+         "state": ", ".join(t for t, _k in cells["state"])}
+    t["line"] = table_line(t)
+    return t
+
+
+def table_line(t):
+    """A table in words, as the projector and the office page show it:
+    'table-5 · A Nováková 1:20 · B Dvořák 0:45 · move 12 · paused' (each
+    player's name, where the pairings give it, by their time)."""
+    names = t.get("players") or ("", "")
+    words = [t["clock"]] + [" ".join(w for w in (side, name, digits) if w) for side, name, digits
+                            in zip("AB", names, t["displays"])]
+    if t.get("move"):
+        words.append("move %s" % t["move"])
+    if t.get("state"):
+        words.append(t["state"])
+    return " · ".join(words)
 
 
 def _ahead(c, now, hall):

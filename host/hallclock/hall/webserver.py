@@ -84,15 +84,16 @@ class PageHandler(BaseHTTPRequestHandler):
     def _json(self, code, obj, headers=()):
         self._send(code, "application/json", json.dumps(obj).encode(), headers)
 
-    def too_many(self, limit):
-        """Answer 429 (and True) when this request's address is over ``limit``."""
+    def too_many(self, limit, unless=" without the token"):
+        """Answer 429 (and True) when this request's address is over ``limit``
+        (``unless``: what would lift the limit, for the answer's words)."""
         address = self.client_address[0] if self.client_address else "?"
         if limit.take(address):
             return False
         self.close_connection = True
         wait = limit.wait_s(address)
         self._json(429, {"error": f"too many requests from {address}: at most "
-                                  f"{limit.rate:g} a second without the token; ask again in "
+                                  f"{limit.rate:g} a second{unless}; ask again in "
                                   f"{wait} s"}, (("Retry-After", str(wait)),))
         return True
 

@@ -27,13 +27,7 @@
     return letter + " " + (names ? names[i] + " " : "") + digits;
   }
 
-  function tableLine(t) {
-    var words = [t.clock, side("A", t.players, 0, t.displays[0]),
-                 side("B", t.players, 1, t.displays[1])];
-    if (t.move) { words.push("move " + t.move); }
-    if (t.state) { words.push(t.state); }
-    return words.join(" · ");
-  }
+  function tableLine(t) { return t.line; }  // the host's words (display.table_line)
 
   function fits(list) {
     var bottom = Math.min(window.innerHeight,
