@@ -176,6 +176,22 @@ def test_the_copies_are_followed_not_read_again(office, monkeypatch):
     assert [h["hall"] for h in got["halls"]][-1] == "hall-d" and got["tables"] == 38
 
 
+def test_a_hall_named_but_not_heard_is_shown_waiting(office):
+    """The office's own list of halls (its credentials.json's bridge logins)
+    shows a hall before its copy's first record, waiting; a copy that
+    appears for a hall not on the list is shown too."""
+    creds = office.parent / "credentials.json"
+    creds.write_text(json.dumps({"office": {"user": "office", "password": "x"},
+                                 "bridge-hall-z": {"user": "bridge-hall-z", "password": "y",
+                                                   "hall": "hall-z"}}))
+    assert officepage.halls_of(str(creds)) == ["hall-z"]
+    assert officepage.halls_of(str(office / "none.json")) == []
+    got = json.loads(officepage.OfficeState(str(office), halls=["hall-z"]).state()[0])
+    assert [h["hall"] for h in got["halls"]] == ["hall-a", "hall-b", "hall-c", "hall-z"]
+    z = got["halls"][-1]
+    assert z["waiting"] and z["message"] == "waiting for hall-z.jsonl" and z["tables"] == []
+
+
 def test_read_only_every_other_method_refused(office):
     """No token and no control: POST, PUT, DELETE, PATCH (and the rest) get
     405 naming the page read-only, and nothing is written in the folder; the

@@ -45,10 +45,11 @@ HEADERS = (("Content-Security-Policy",
 
 
 class OfficeState:
-    """Every hall's copy in ``folder`` followed as it grows: ``halls`` names
-    them (``<hall>.jsonl``), or every ``*.jsonl`` of the folder is a hall's
-    (looked for again every ``SCAN_S``, so a hall whose first record arrives
-    later appears)."""
+    """Every hall's copy in ``folder`` followed as it grows: every
+    ``<hall>.jsonl`` of the folder (looked for again every ``SCAN_S``, so a
+    hall whose first record arrives later appears), and the halls named in
+    ``halls`` from the start (the office's own list: a hall not heard yet is
+    shown waiting)."""
 
     def __init__(self, folder, halls=None, wall=time.time, clock=time.monotonic):
         self.folder = folder
@@ -69,8 +70,7 @@ class OfficeState:
         self.tails[hall] = tail
 
     def _scan(self, now):
-        if self.fixed is not None or (self.scanned is not None
-                                      and now - self.scanned < SCAN_S):
+        if self.scanned is not None and now - self.scanned < SCAN_S:
             return
         self.scanned = now
         try:
@@ -138,8 +138,8 @@ class _Handler(PageHandler):
 def make_server(folder, host="127.0.0.1", port=8070, halls=None, limit=None,
                 wall=time.time):
     """An HTTP server (not yet serving) for the office's copies in ``folder``
-    (``halls``: the halls' names, or every ``*.jsonl`` there); port 0 picks a
-    free one."""
+    (every ``*.jsonl`` there, and ``halls``: names shown before their first
+    record); port 0 picks a free one."""
     if not os.path.isdir(folder):
         raise BadInput(f"{folder}: no such folder (the office's --out, where the halls' "
                        "copies are)")
@@ -149,6 +149,20 @@ def make_server(folder, host="127.0.0.1", port=8070, halls=None, limit=None,
     server.office = office
     server.limit = handler.limit
     return server
+
+
+def halls_of(credentials):
+    """The halls an office's credentials.json (office-config) has a bridge
+    login for, or [] (a file that cannot be read names none)."""
+    try:
+        with open(credentials, encoding="utf-8") as f:
+            creds = json.load(f)
+    except (OSError, ValueError):
+        return []
+    if not isinstance(creds, dict):
+        return []
+    return [v["hall"] for v in creds.values()
+            if isinstance(v, dict) and isinstance(v.get("hall"), str)]
 
 
 def start(folder, host="127.0.0.1", port=8070, halls=None, limit=None):
