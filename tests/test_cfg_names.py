@@ -59,7 +59,7 @@ def test_every_refusal_has_a_code_and_words_for_the_doctor():
     cases = {1: "just words\n", 2: "clock = a/b\n", 3: "mode = chess\n", 4: "brightness = 9\n",
              5: "hall = open\n", 6: (NET % "open").replace("10.0.0.2:1883", "nohost"),
              7: (NET % "open").replace("key = " + KEY, "key = zz"), 8: NET % "a+b",
-             9: "move_s = soon\n"}
+             9: "move_s = soon\n", 10: NET % "open" + "tls_ca_file = ../ca.der\n"}
     for code, text in cases.items():
         cfg = config.parse(text, "x")
         assert cfg.code == code, (code, cfg.error)

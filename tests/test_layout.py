@@ -145,7 +145,8 @@ FW_FLOORS = [
                                        "hallclock_fw.settingswords")),
     ("the clock rules", ("hallclock_fw.core", "hallclock_fw.modes")),
     ("the link and the signals", ("hallclock_fw.link", "hallclock_fw.signals",
-                                  "hallclock_fw.mqtt", "hallclock_fw.netlink")),
+                                  "hallclock_fw.mqtt", "hallclock_fw.netlink",
+                                  "hallclock_fw.tlslink")),
     ("the app", ("hallclock_fw.app", "hallclock_fw.setup_mode")),
     ("the hardware", ("hallclock_fw.hw",)),
 ]

@@ -42,6 +42,15 @@ CFG_WORDS = {
     8: "a hall name outside the topic-safe set (1-24 letters, digits, - _ .; "
        "no + # / spaces or control characters)",
     9: "a setting the mode refuses",
+    10: "tls_ca_file names no CA the clock can pin (not a file name, the file missing "
+        "from the board, or not a certificate in DER: hallclock deploy puts hallclock.ca "
+        "there); the clock stays off the hall network",
+}
+# TLS to the broker (firmware tlslink.py): the detail of a send or read that failed
+TLS_WORDS = {
+    1001: "TLS refused: the broker's certificate is not the hall's (not signed by the CA "
+          "the clock pins, or not naming the broker's address)",
+    1002: "TLS failed (is the clock's broker port the hall's TLS listener?)",
 }
 # CONNACK return codes 1-5 (MQTT 3.1.1 section 3.2.2.3)
 REFUSALS = ("", "protocol version", "client id", "server unavailable",
@@ -54,6 +63,8 @@ def words(why):
     if why is None:
         return None
     code, detail = why & 31, why >> 5
+    if detail in TLS_WORDS:
+        return TLS_WORDS[detail]
     text = WORDS.get(code)
     if text is None:
         return "link failure %d" % why

@@ -37,11 +37,11 @@ def start(hw, make_app):
         selftest.run(hw, now)  # until a long press of START ends it
         del selftest
         now = hw.ticks_ms()
-    if cfg.error is not None:
-        hw.console("hallclock: " + cfg.error + " (using the defaults)")
-        hw.cfg_note = ";cfg=%d" % cfg.code  # the doctor's health answer names it
     if cfg.net is not None and hasattr(hw, "use_network"):
         hw.use_network(cfg)  # the hall network (Wi-Fi) instead of the USB serial link
+    if cfg.error is not None:  # (after: a CA the network cannot pin refuses the cfg too)
+        hw.console("hallclock: " + cfg.error + " (using the defaults)")
+        hw.cfg_note = ";cfg=%d" % cfg.code  # the doctor's health answer names it
     app = make_app(hw.panel, hw.uart, cfg.mode, cfg.settings, cfg.clock, hw.session_id(), now)
     if hasattr(hw, "save_settings"):
         app.store = hw  # set-up at the clock saves hallclock.cfg
@@ -50,7 +50,9 @@ def start(hw, make_app):
         # visible: CFG<code> on both displays, over the faces the core draws
         # idle (drawn first, so the panel keeps them as shown), until they change
         app.refresh(now)
-        code = bytearray((15, 18, 19, cfg.code % 10))  # display.CHARS: C F G, a digit
+        # display.CHARS: C F G and a digit, or C F and two digits (CF10)
+        code = bytearray((15, 18, 19, cfg.code) if cfg.code < 10 else
+                         (15, 18, cfg.code // 10, cfg.code % 10))
         for disp in hw.panel.displays:
             if disp is not None:
                 disp.show(code, False)

@@ -17,7 +17,8 @@ END = "# end of hallclock.cfg"  # the last line of a file a save wrote (``load``
 # the hall network's keys (hw/config.py reads them): all of them, or none
 NET_KEYS = const(("wifi_ssid", "wifi_password", "broker", "hall", "user", "password", "key",
                   "hall_key"))
-_KEEP = const(("clock", "brightness"))  # with NET_KEYS: the lines a save keeps
+# with NET_KEYS: the lines a save keeps (tls_ca_file: optional, hw/config.py)
+_KEEP = const(("clock", "brightness", "tls_ca_file"))
 SIG_FILE = "hallclock.sig"  # the referee's newest counter taken (all/down)
 
 

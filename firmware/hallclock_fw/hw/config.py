@@ -15,6 +15,7 @@
     password = ...
     key = ...               # this clock's frame key (hex; docs/protocol.md "Sealed frames")
     hall_key = ...          # the referee's signals on all/down (hex)
+    tls_ca_file = hallclock.ca  # optional: TLS to the broker, pinning this CA (DER)
 
 A missing file means the defaults.  Set-up at the clock and the host's
 settings write the file again (hw/cfgsave.py): a power cut at any moment
@@ -49,6 +50,10 @@ _C_BROKER = const(6)
 _C_KEY = const(7)
 _C_HALL = const(8)
 _C_SETTING = const(9)
+_C_TLS = const(10)  # tls_ca_file: not a file name (a missing or bad CA: hw/esp32rare.py)
+# optional: TLS to the broker (docs/network.md "TLS on the clock"); longer than
+# 10 characters, so not an interned name on a clock that does not use it
+_TLS_CA = const("tls_ca_file")
 # the hall network's keys: all of them, or none (then the USB serial link)
 from .cfgsave import NET_KEYS as _NET_KEYS  # noqa: E402
 
@@ -110,6 +115,11 @@ def parse(text, default_clock, name="hallclock.cfg"):
                              "%s:%d: brightness %r is not 0-7" % (name, lineno, value),
                              _C_BRIGHTNESS)
             cfg.brightness = int(value)
+        elif key == _TLS_CA:
+            if name_error(value) is not None:  # a file beside hallclock.cfg
+                return _fail(cfg, default_clock, "%s:%d: %s %r is not a file name" % (
+                    name, lineno, key, value), _C_TLS)
+            net[key] = value
         elif key in _NET_KEYS:
             if key == "hall":  # a topic level, as a clock's name (a hall may be "all")
                 why = name_error(value) if value not in RESERVED else None

@@ -45,8 +45,16 @@ def start():
 def use_network(hw, cfg):
     """hallclock.cfg names a hall network: the link goes over Wi-Fi and
     the broker (docs/network.md); the USB console stays for people."""
+    net = cfg.net
+    tls = None
+    if net.get("tls_ca_file") is not None:  # (hw/config.py; longer than 10: not interned)
+        # TLS to the broker: its module only on a clock that asks, by a string (no
+        # name on the plain path); None: no CA to pin, the cfg refused (CFG10)
+        tls = __import__("hallclock_fw.tlslink", None, None, ("opener",)).opener(cfg)
+        if tls is None:
+            return
     from . import wifi  # imported only by a clock on Wi-Fi
-    hw.uart = wifi.link(cfg.net, cfg.clock, hw.ticks_ms)
+    hw.uart = wifi.link(net, cfg.clock, hw.ticks_ms, tls)
 
 
 def read_config(hw):

@@ -108,8 +108,9 @@ class WifiLink(NetLink):
         return False
 
 
-def link(net, clock, ticks_ms):
-    """The board's link on Wi-Fi (``ESP32.use_network``); once built, the
+def link(net, clock, ticks_ms, opener=None):
+    """The board's link on Wi-Fi (``ESP32.use_network``; ``opener``: TLS's
+    wrapper of the link's opener, tlslink.opener's); once built, the
     serial link's class and the code that only built this link are dropped
     (here, so a serial clock does not carry that code: docs/micropython.md
     "Boot-only code")."""
@@ -122,6 +123,8 @@ def link(net, clock, ticks_ms):
     wifi = WifiLink(net["wifi_ssid"], net["wifi_password"], host, int(port), net["hall"], clock,
                     net["user"], net["password"], ticks_ms, net["key"], net["hall_key"],
                     saved, _keep_signal)
+    if opener is not None:  # TLS to the broker (hw/esp32rare.use_network)
+        wifi.opener = opener(wifi.opener)
     forget("hallclock_fw.hw.esp32", "StdioLink")
     # the one link is built: the code that built it goes (netlink.shed)
     forget(__name__, "link", "_build")

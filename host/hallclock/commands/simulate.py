@@ -221,11 +221,9 @@ def _device_on_broker(args, address, values, actions, sid):
     creds = load_credentials(args.credentials, args.clock)
     if args.interpreter == "micropython-unix":  # the same NetLink, on the unix port's sockets
         from ..net.mqtt import run_unix_device
-        if args.tls_ca is not None:
-            raise BadInput("--tls-ca with --interpreter micropython-unix: not supported "
-                           "(the unix port runs the clock's plain MQTT; see docs/network.md)")
         run_unix_device(address, args.hall, args.clock, creds[args.clock], args.mode, values,
-                        actions, sid, silence_s=args.silence_s, heap_kib=args.heap_kib)
+                        actions, sid, silence_s=args.silence_s, heap_kib=args.heap_kib,
+                        tls=args.tls_ca)
         return 0
     runner = virtual.make_runner(args.mode, values, actions, clock=args.clock, sid=sid,
                                  start_ticks=args.start_ticks, period=args.loop)

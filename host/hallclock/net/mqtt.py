@@ -732,11 +732,13 @@ NET_HARNESS_GC_BYTES = 16384  # the pump's garbage between two collections (sock
 
 
 def unix_device(address, hall, clock, creds, mode, values, actions, sid, silence_s=30.0,
-                heap_kib=None):
+                heap_kib=None, tls=None):
     """``device --broker --interpreter micropython-unix``: the firmware's
     NetLink and MQTT client on the unix port's own sockets, in its own
-    process (``hallclock.vboard.vdev.netpump.main``).  Returns the Popen and the
-    scenario file to remove once it exited."""
+    process (``hallclock.vboard.vdev.netpump.main``).  ``tls``: the hall's CA
+    (PEM, ``--tls-ca``): the clock speaks TLS with the firmware's ``tlslink``,
+    pinning it in DER as a board does (hallclock.ca).  Returns the Popen and
+    the files to remove once it exited."""
     import subprocess
 
     from ..vboard import unixport as mpunix
@@ -746,33 +748,57 @@ def unix_device(address, hall, clock, creds, mode, values, actions, sid, silence
     # the board's heap, as for the serial unix device: after boot only the free
     # heap a board of --heap-kib has on the hall network (vdev/netpump.py)
     free = mpunix.board_free(heap_kib, mode, "wifi")
+    ca_der = None
+    if tls is not None:
+        ca_der = ca_der_file(tls, prefix="hallclock-net-")
     code = ("import sys\n"
             "try:\n"
             "    from hallclock.vboard.vdev.netpump import main\n"
             "except MemoryError:\n"
             "    sys.exit(%d)\n"
-            "main(%r, %r, %d, %r, %r, %r, %r, %r, %d, %r, %r, board_free=%d, harness=%d)\n" % (
+            "main(%r, %r, %d, %r, %r, %r, %r, %r, %d, %r, %r, board_free=%d, harness=%d,"
+            " tls_ca=%r)\n" % (
                 mpunix.EXIT_MEMORY, scenario, address[0], address[1], hall, clock,
                 creds["user"], creds["password"], sid, int(silence_s * 1000),
-                creds.get("key"), creds.get("hall_key"), free, NET_HARNESS_GC_BYTES))
+                creds.get("key"), creds.get("hall_key"), free, NET_HARNESS_GC_BYTES, ca_der))
     env = dict(os.environ)
-    env["MICROPYPATH"] = str(mpunix.device_tree())
+    # (.frozen: the port's own ssl module, frozen in, as on the ESP32's image)
+    env["MICROPYPATH"] = ".frozen:" + str(mpunix.device_tree())
     heap = mpunix.vm_heap_bytes(heap_kib, mode, "wifi") + NET_HEAP_EXTRA_KIB * 1024 \
         + NET_HARNESS_GC_BYTES
     proc = subprocess.Popen([mpunix.binary(), "-X", "heapsize=%d" % heap, "-c", code],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
-    return proc, scenario
+    return proc, [scenario] + ([ca_der] if ca_der else [])
+
+
+def ca_der_file(pem_path, prefix="hallclock-"):
+    """The hall's CA (``tls/ca.crt``, PEM) as the DER file a clock pins
+    (hallclock.ca), in a temporary file; HallclockError when it is no
+    certificate."""
+    import tempfile
+    from ..errors import BadInput
+    try:
+        with open(pem_path) as f:
+            der = ssl.PEM_cert_to_DER_cert(f.read())
+    except (OSError, ValueError) as exc:
+        raise BadInput(f"--tls-ca {pem_path}: not the hall's CA certificate (PEM: "
+                       f"broker-config's tls/ca.crt): {exc}") from None
+    fd, path = tempfile.mkstemp(prefix=prefix, suffix=".der")
+    with os.fdopen(fd, "wb") as f:
+        f.write(der)
+    return path
 
 
 def run_unix_device(*args, **kw):
     """Run :func:`unix_device` to its end; raises HallclockError on failure."""
     from ..errors import HallclockError
     silence_s = kw.get("silence_s", 30.0)
-    proc, scenario = unix_device(*args, **kw)
+    proc, files = unix_device(*args, **kw)
     try:
         out, err = proc.communicate()
     finally:
-        os.unlink(scenario)
+        for path in files:
+            os.unlink(path)
     if proc.returncode == 4 or "MemoryError" in err + out:
         from ..vboard import unixport as mpunix
         heap_kib = kw.get("heap_kib") or mpunix.DEFAULT_HEAP_KIB
@@ -784,7 +810,11 @@ def run_unix_device(*args, **kw):
                if need else "")
             + "; give a larger heap (docs/benchmarks.md has the heap figures)")
     if proc.returncode == 3:
-        raise HallclockError(f"no host contact for {silence_s:g} s on the broker; events not "
+        from ..whytext import words
+        why = [ln.split()[1] for ln in err.splitlines() if ln.startswith("@@why ")]
+        said = words(int(why[-1])) if why and why[-1].lstrip("-").isdigit() else None
+        raise HallclockError(f"no host contact for {silence_s:g} s on the broker"
+                             + (f" ({said})" if said else "") + "; events not "
                              "acknowledged were not delivered (is 'hallclock log --broker' "
                              "running?)")
     if proc.returncode != 0:

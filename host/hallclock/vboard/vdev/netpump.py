@@ -104,8 +104,17 @@ class NetLine:
         self.net.close()
 
 
+class _Cfg:
+    """The part of hw/config.py's Config that tlslink.opener reads."""
+
+    def __init__(self, net):
+        self.net = net
+        self.error = None
+        self.code = 0
+
+
 def main(scenario, host, port, hall, clock, user, password, sid, silence_ms=SILENCE_MS,
-         link_key=None, hall_key=None, board_free=None, harness=0):
+         link_key=None, hall_key=None, board_free=None, harness=0, tls_ca=None):
     """The device on the network inside the MicroPython unix port (its own
     process): the scenario from a JSON file, the firmware's NetLink on the
     unix port's own sockets.  ``board_free``: after boot (the App and its
@@ -113,7 +122,9 @@ def main(scenario, host, port, hall, clock, user, password, sid, silence_ms=SILE
     ``--heap-kib`` has (and ``harness`` bytes for the pump's garbage), as the
     serial unix device does (unixhw.fill_heap).  Exit 0 once the host has
     every event, 3 after ``silence_ms`` without host contact, 4 (and
-    ``@@memory`` on stderr) when the heap is too small."""
+    ``@@memory`` on stderr) when the heap is too small.  ``tls_ca``: the
+    hall's CA (a DER file), pinned: TLS to the broker through the firmware's
+    own ``tlslink`` (as hw/wifi.link builds it on a board)."""
     import sys
 
     from .runner import Runner
@@ -121,8 +132,17 @@ def main(scenario, host, port, hall, clock, user, password, sid, silence_ms=SILE
     try:
         mode, settings, actions = scenariofile.load(scenario)
         runner = Runner(mode, settings, actions, clock=clock, sid=sid)
-        line = NetLine(NetLink(hall, clock, user, password, opener(host, port), ticks_ms,
-                               key=link_key, hall_key=hall_key))
+        net = NetLink(hall, clock, user, password, opener(host, port), ticks_ms,
+                      key=link_key, hall_key=hall_key)
+        if tls_ca is not None:  # as hw/esp32rare.use_network: the cfg's CA pinned
+            from hallclock_fw import tlslink
+            cfg = _Cfg({"tls_ca_file": tls_ca, "broker": "%s:%d" % (host, port)})
+            wrap = tlslink.opener(cfg)
+            if wrap is None:
+                sys.stderr.write(cfg.error + "\n")
+                sys.exit(2)
+            net.opener = wrap(net.opener)
+        line = NetLine(net)
         from hallclock_fw.netlink import shed
         shed()  # as hw/wifi.link on a board: the code that built the link dropped
         if board_free is not None:
@@ -137,4 +157,7 @@ def main(scenario, host, port, hall, clock, user, password, sid, silence_ms=SILE
     ballast = None
     line.close()
     if not ok:
+        why = line.net.why or line.net.client.why
+        if why is not None:  # why the link ended (the host words it: whytext.py)
+            sys.stderr.write("@@why %d\n" % why)
         sys.exit(3)

@@ -1,0 +1,147 @@
+"""TLS to the hall's broker, for a clock whose hallclock.cfg asks for it
+(``tls_ca_file = hallclock.ca``, docs/network.md "TLS on the clock").
+
+Imported only on such a clock, by its dotted name in a string (hw/wifi.link;
+the unix port's network clock, vdev/netpump.py): a plain Wi-Fi clock loads
+none of this code and interns none of its names (docs/micropython.md).
+
+``opener(cfg)`` reads the hall's CA (DER: ``deploy`` puts it on the board
+as hallclock.ca) and pins it in one ``ssl.SSLContext`` (PROTOCOL_TLS_CLIENT,
+CERT_REQUIRED); a file missing or not a certificate refuses the cfg (CFG10).
+It returns ``wrap(open_raw)``: the NetLink's opener (a non-blocking TCP
+socket connecting to the broker) wrapped so that each socket it opens comes
+back as a :class:`Tls`, whose handshake checks that the broker's
+certificate is signed by that CA and names the broker's address
+(``server_hostname``).
+
+The handshake never waits for the network: mbedTLS is handed the socket
+only once its TCP connect has finished (a poll with 0 ms), without a
+handshake on connect; from then on each ``send``/``recv`` of the MQTT
+client (a pass of the loop, when the broker's bytes came) takes the
+handshake as far as the bytes that came allow and says EAGAIN until it is
+done.  What one such call still holds the loop for is the arithmetic of
+the step the bytes allow (the certificate checked, the key exchange):
+measured in docs/network.md "TLS on the clock".
+"""
+import io
+import select
+import ssl
+
+from micropython import const
+
+_EAGAIN = const(11)
+_POLL = const(3)  # MP_STREAM_POLL: the ioctl select.poll asks
+# why a TLS connection ended, as an errno no socket gives (the link's ``why``
+# detail: whytext.py has the words): the broker's certificate refused (not
+# signed by the pinned CA, or not naming the broker's address); TLS failed
+_E_REFUSED = const(1001)
+_E_TLS = const(1002)
+_C_TLS = const(10)  # hallclock.cfg refused: no CA to pin (hw/config.py's codes)
+_TLS_CA = const("tls_ca_file")  # hallclock.cfg's key (hw/config.py)
+
+
+def opener(cfg):
+    """``wrap(open_raw)`` for the broker of ``cfg.net`` (hw/config.py; its
+    certificate must name the broker's host), the CA in the file its
+    ``tls_ca_file`` names pinned; None when there is no CA to pin (the file
+    missing, or not a certificate in DER): then the cfg is refused as a bad
+    one (``cfg.error``, ``cfg.code`` 10, ``cfg.net`` None: the clock stays
+    on USB, and says CFG10)."""
+    net = cfg.net
+    ca_file = net[_TLS_CA]
+    try:
+        f = open(ca_file, "rb")
+        try:
+            der = f.read()
+        finally:
+            f.close()
+        if der[:1] != b"\x30":  # DER: a SEQUENCE (a PEM file, or anything else, is not)
+            raise ValueError
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.verify_mode = ssl.CERT_REQUIRED
+        ctx.load_verify_locations(cadata=der)  # mbedTLS parses it: ValueError if it cannot
+    except (OSError, ValueError):
+        cfg.error = "hallclock.cfg: tls_ca_file %s: no CA certificate (DER) to pin (CFG%d)" % (
+            ca_file, _C_TLS)
+        cfg.code = _C_TLS
+        cfg.net = None
+        return None
+    host = net["broker"].rpartition(":")[0]
+
+    def wrap(open_raw):
+        def open_tls(now):
+            raw = open_raw(now)
+            return None if raw is None else Tls(ctx, host, raw)
+        return open_tls
+    return wrap
+
+
+class Tls(io.IOBase):
+    """A non-blocking TLS socket to the broker with the plain socket's
+    ``send``/``recv``/``close`` (EAGAIN while the TCP connect or the handshake
+    goes on), and ``select.poll``-able (its ``ioctl``): the raw socket until
+    the handshake is done, then the TLS socket (which counts the bytes it has
+    decrypted and not handed out yet)."""
+
+    def __init__(self, ctx, host, raw):
+        self.ctx = ctx
+        self.host = host
+        self.raw = raw
+        self.tls = None
+        self.up = False  # the handshake is done
+        self.poller = select.poll()
+        self.poller.register(raw, select.POLLOUT)
+
+    def _ready(self):
+        if self.tls is None:  # TCP connected (or failed: the first send says so)?
+            for _obj, _ev in self.poller.ipoll(0):
+                break
+            else:
+                raise OSError(_EAGAIN)
+            self.tls = self.ctx.wrap_socket(self.raw, server_hostname=self.host,
+                                            do_handshake_on_connect=False)
+            self.poller.modify(self.raw, select.POLLIN)
+        return self.tls
+
+    def _done(self):
+        if not self.up:
+            self.up = True
+            self.poller.unregister(self.raw)
+            self.poller.register(self.tls, select.POLLIN)
+
+    def send(self, data):
+        try:
+            n = self._ready().send(data)
+        except ValueError:  # mbedTLS refused the broker's certificate
+            raise OSError(_E_REFUSED)
+        except OSError as e:
+            raise OSError(_E_TLS if e.args[0] < 0 or e.args[0] > 200 else e.args[0])
+        if n:
+            self._done()
+        return n
+
+    def recv(self, n):
+        try:
+            data = self._ready().recv(n)
+        except ValueError:
+            raise OSError(_E_REFUSED)
+        except OSError as e:
+            raise OSError(_E_TLS if e.args[0] < 0 or e.args[0] > 200 else e.args[0])
+        if data:
+            self._done()
+        return data
+
+    def ioctl(self, req, arg):
+        if req != _POLL:  # (the unix port asks for a file number first: none)
+            return -1
+        if self.tls is None:  # connecting: wake the loop once connected (time to wrap)
+            for _obj, _ev in self.poller.ipoll(0):
+                return arg
+            return 0
+        self.poller.modify(self.tls if self.up else self.raw, arg)
+        for _obj, ev in self.poller.ipoll(0):
+            return ev
+        return 0
+
+    def close(self):
+        (self.tls or self.raw).close()

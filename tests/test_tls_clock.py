@@ -1,0 +1,253 @@
+"""The clock's own TLS (firmware/hallclock_fw/tlslink.py, docs/network.md
+"TLS on the clock"), in the MicroPython unix port (its mbedTLS and frozen
+``ssl``, as the ESP32 image's), against the hall's Mosquitto TLS listener
+that broker-config writes:
+
+- a clock pinning the hall's CA (DER, as deploy puts it on a board) plays a
+  game through to a logger: the log is the one the serial link gives;
+- against a broker whose certificate another CA signed, or that does not
+  name the address the clock dialled, it is refused with a clear code
+  (never connected, never a frame taken) and says why;
+- a CA file that is not a certificate is refused before anything is built
+  (CFG10 on the board);
+- the handshake never waits for the network: the client's ``poll`` returns
+  at once while the TCP connect and the broker's answers are under way
+  (the CPU time of its longest step is measured, docs/network.md).
+"""
+import os
+import ssl
+import subprocess
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from mqttrig import HALL, HALLCLOCK, Hall, clock_records, game, reference  # noqa: E402
+
+from hallclock.vboard import unixport as mpunix  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def hall(tmp_path_factory):
+    try:
+        mpunix.binary()
+    except mpunix.UnixPortMissing as exc:  # make setup installs it; say so, do not skip
+        pytest.fail(str(exc))
+    h = Hall(tmp_path_factory.mktemp("tlsclock"), clocks=("t1", "t2"), tls=True)
+    yield h
+    h.close()
+
+
+def device_cmd(hall, clock, path, ca, port=None):
+    return HALLCLOCK + ["device", "--broker", f"127.0.0.1:{port or hall.tls_port}", "--hall",
+                        HALL, "--clock", clock, "--credentials", hall.cred_file, "--script",
+                        path, "--session", "0000cafe", "--interpreter", "micropython-unix",
+                        "--tls-ca", ca, "--silence-s", "8"]
+
+
+def test_a_unix_port_clock_over_tls_pinning_the_halls_ca_gives_the_serial_log(
+        hall, tmp_path, script):
+    text = game(moves=10)
+    log = tmp_path / "tls.jsonl"
+    lg = hall.start_logger(log, clocks=["t1"])
+    p = subprocess.run(device_cmd(hall, "t1", script(text), hall.ca), capture_output=True,
+                       text=True, timeout=180)
+    assert p.returncode == 0, p.stderr
+    hall.wait_logger(lg)
+    assert clock_records(log, "t1") == reference(tmp_path, "t1", text)
+
+
+def _other_ca(tmp_path, host="127.0.0.1"):
+    from hallclock.net import tls as tlsca
+    return tlsca.make_ca(str(tmp_path / "other"), host)[0]
+
+
+def test_a_broker_signed_by_another_ca_is_refused_with_a_clear_code(hall, tmp_path, script):
+    p = subprocess.run(device_cmd(hall, "t2", script(game(moves=2)), _other_ca(tmp_path)),
+                       capture_output=True, text=True, timeout=180)
+    assert p.returncode == 1
+    assert "TLS refused: the broker's certificate is not the hall's" in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr
+
+
+def test_a_broker_not_named_by_its_certificate_is_refused(hall, tmp_path, script):
+    """A certificate signed by the hall's own CA, but for another address
+    (10.9.9.9: a rogue broker with a stolen certificate of another of the
+    hall's machines): the clock dialled 127.0.0.1, which it does not name."""
+    from hallclock.net import broker as brokermod
+    tls_dir = os.path.dirname(hall.ca)
+    d = tmp_path / "rogue"
+    d.mkdir()
+    for args in (["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                  "-keyout", "r.key", "-out", "r.csr", "-subj", "/CN=10.9.9.9"],
+                 ["x509", "-req", "-in", "r.csr", "-CA", hall.ca, "-CAkey",
+                  os.path.join(tls_dir, "ca.key"), "-CAcreateserial", "-out", "r.crt",
+                  "-days", "2", "-extfile", "ext.cnf"]):
+        (d / "ext.cnf").write_text("subjectAltName=IP:10.9.9.9\n")
+        r = subprocess.run(["openssl"] + args, cwd=d, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+    port = brokermod.free_port()
+    (d / "m.conf").write_text(f"user root\nlistener {port} 127.0.0.1\nallow_anonymous true\n"
+                              f"certfile {d / 'r.crt'}\nkeyfile {d / 'r.key'}\n"
+                              "tls_version tlsv1.2\n")
+    rogue = subprocess.Popen(["mosquitto", "-c", str(d / "m.conf")],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        import socket
+
+        from mqttrig import wait_for
+
+        def up():
+            try:
+                socket.create_connection(("127.0.0.1", port), 1).close()
+                return True
+            except OSError:
+                return False
+        wait_for(up, 30, "the rogue broker listening")
+        p = subprocess.run(device_cmd(hall, "t2", script(game(moves=2)), hall.ca, port=port),
+                           capture_output=True, text=True, timeout=180)
+    finally:
+        rogue.terminate()
+        rogue.wait(10)
+    assert p.returncode == 1
+    assert "TLS refused: the broker's certificate is not the hall's" in p.stderr, p.stderr
+
+
+DRIVER = r"""
+from hallclock_fw import tlslink
+class Cfg:
+    pass
+cfg = Cfg()
+cfg.net = {"tls_ca_file": %(ca)r, "broker": "127.0.0.1:8883"}
+if tlslink.opener(cfg) is None:
+    print("REFUSED", cfg.code, cfg.net, cfg.error)
+else:
+    print("TAKEN", cfg.net is not None)
+"""
+
+
+@pytest.mark.parametrize("content", [b"", b"-----BEGIN CERTIFICATE-----\nMIIB\n",
+                                     b"\x30\x82\x01\x00" + b"\x00" * 256, None])
+def test_a_ca_file_that_is_no_certificate_is_refused(tmp_path, content):
+    path = tmp_path / "hallclock.ca"
+    if content is not None:
+        path.write_bytes(content)
+    out = _mp(DRIVER % {"ca": str(path)})
+    assert out.startswith("REFUSED 10 None hallclock.cfg: tls_ca_file "), out
+    assert out.rstrip().endswith("no CA certificate (DER) to pin (CFG10)"), out
+
+
+def test_the_halls_ca_in_der_is_taken(hall, tmp_path):
+    path = tmp_path / "hallclock.ca"
+    path.write_bytes(ssl.PEM_cert_to_DER_cert(open(hall.ca).read()))
+    assert _mp(DRIVER % {"ca": str(path)}).startswith("TAKEN True")
+
+
+def _mp(code, timeout=60):
+    env = dict(os.environ, MICROPYPATH=".frozen:" + str(mpunix.device_tree()))
+    p = subprocess.run([mpunix.binary(), "-X", "heapsize=262144", "-c", code],
+                       capture_output=True, text=True, env=env, timeout=timeout)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    return p.stdout
+
+
+HANDSHAKE = r"""
+import socket, time
+from hallclock_fw import mqtt, tlslink
+addr = socket.getaddrinfo("127.0.0.1", %(port)d)[0][-1]
+def raw(now):
+    s = socket.socket()
+    s.setblocking(False)
+    try:
+        s.connect(addr)
+    except OSError as e:
+        if e.args[0] not in (115, 11):
+            raise
+    return s
+class Cfg:
+    pass
+cfg = Cfg()
+cfg.net = {"tls_ca_file": %(ca)r, "broker": "127.0.0.1:%(port)d"}
+opener = tlslink.opener(cfg)(raw)
+c = mqtt.Client("t1", "t1", %(pw)r, 30, ())
+polls = 0
+longest = 0
+t0 = time.ticks_ms()
+c.start(opener(time.ticks_ms()), time.ticks_ms())
+while c.state == 1 and time.ticks_diff(time.ticks_ms(), t0) < 20000:
+    a = time.ticks_us()
+    c.poll(time.ticks_ms())
+    d = time.ticks_diff(time.ticks_us(), a)
+    longest = d if d > longest else longest
+    polls += 1
+    time.sleep_ms(1)
+print("STATE", c.state, c.why, "POLLS", polls, "LONGEST_US", longest,
+      "TOTAL_MS", time.ticks_diff(time.ticks_ms(), t0))
+c.disconnect()
+"""
+
+
+def test_the_handshake_is_driven_by_the_loops_passes(hall, tmp_path):
+    """The client's poll returns while the handshake waits for the broker:
+    it takes several passes (the TCP connect, the broker's hello, its
+    Finished, the CONNACK), each returning, none waiting for the network."""
+    ca = tmp_path / "hallclock.ca"
+    ca.write_bytes(ssl.PEM_cert_to_DER_cert(open(hall.ca).read()))
+    out = _mp(HANDSHAKE % {"port": hall.tls_port, "ca": str(ca),
+                           "pw": hall.creds["t1"]["password"]})
+    words = out.split()
+    assert words[:2] == ["STATE", "2"], out  # UP: CONNACK taken over TLS
+    polls = int(words[words.index("POLLS") + 1])
+    assert polls >= 3, out  # the handshake spread over passes, not one blocking call
+    print(out)
+
+
+def test_a_tls_clock_without_its_ca_says_cfg10_and_stays_off_the_network(
+        hall, tmp_path, monkeypatch):
+    """Booted with ``tls_ca_file = hallclock.ca`` but no such file on the
+    board (deploy not run): the cfg is refused as any bad one -- the
+    console line ends (CFG10), both displays say CF10, the health answer
+    carries cfg=10 and the doctor words it; the network is not used (no
+    plain MQTT instead: that would send the password in clear).  With
+    the hall's CA in DER there, the same cfg is taken."""
+    from test_drivers import FakeHW, play_device
+
+    from hallclock.commands.doctor import verdict
+    from hallclock.link import health
+    from hallclock_fw import VERSION, tlslink
+    from hallclock_fw.hw import device
+    from test_cfg_names import NET
+    monkeypatch.chdir(tmp_path)
+    text = NET % "open" + "tls_ca_file = hallclock.ca\n"
+    used = []
+
+    def use_network(cfg):  # hw/esp32rare.use_network's TLS branch, on CPython
+        if tlslink.opener(cfg) is not None:
+            used.append(cfg.net["tls_ca_file"])
+    hw = FakeHW(text)
+    hw.use_network = use_network
+    play_device(hw, 300)
+    assert not used and hw.lines and hw.lines[0].endswith(
+        "tls_ca_file hallclock.ca: no CA certificate (DER) to pin (CFG10) (using the defaults)"), \
+        hw.lines
+    assert [d.text for d in hw.displays] == ["CF 10", "CF 10"]  # (the colon's place: a space)
+    _u, _f, _l, info = device.heap_text(hw, info=True)
+    assert info.startswith("fw=%s;cfg=10" % VERSION), info
+    rec = health.health_fields(info)
+    rec.update(gc_used=None, longest_pass_ms=3)
+    short = verdict(("H", "0a0b0c0d", "clock-abc123", "scrabble", VERSION), rec)[1]
+    assert short and short[0].startswith("hallclock.cfg refused (CFG10: tls_ca_file names no CA"), \
+        short
+    (tmp_path / "hallclock.ca").write_bytes(ssl.PEM_cert_to_DER_cert(open(hall.ca).read()))
+    good = FakeHW(text)
+    good.use_network = use_network
+    play_device(good, 300)
+    assert used == ["hallclock.ca"] and not good.lines
+
+
+def test_the_tls_words_are_the_firmwares_codes():
+    from hallclock import whytext
+    from hallclock_fw import tlslink
+    assert sorted(whytext.TLS_WORDS) == sorted([tlslink._E_REFUSED, tlslink._E_TLS])
+    assert whytext.words(3 | tlslink._E_REFUSED << 5).startswith("TLS refused")
+    assert tlslink._C_TLS in whytext.CFG_WORDS
