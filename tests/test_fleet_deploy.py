@@ -191,3 +191,48 @@ def test_a_rotated_hall_key_goes_onto_the_board_with_deploy(tmp_path):
         assert rc == 0, out + err
         on_board = mpremote(p1, "fs", "cat", ":hallclock.cfg")
         assert f"hall_key = {new}" in on_board and old not in on_board
+
+
+def test_a_tls_clock_gets_the_halls_ca_with_deploy(tmp_path):
+    """``broker-config --tls-port P --tls-clocks t1``: t1's cfg dials the TLS
+    listener and names tls_ca_file, clocks/hallclock.ca is the hall's CA in
+    DER; ``deploy`` puts both on t1's board (t2 stays plain, gets no CA);
+    ``--rotate`` keeps the TLS lines (docs/network.md "TLS on the clock")."""
+    import ssl
+    hall = tmp_path / "hall"
+    res = run_cli("broker-config", "--hall", "open", "--clocks", "t1,t2", "--out", str(hall),
+                  "--bind", "127.0.0.1", "--broker-port", "18830", "--tls-port", "18831",
+                  "--tls-clocks", "t1")
+    assert res.returncode == 0, res.stderr
+    assert "1 on TLS: t1" in res.stdout, res.stdout
+    der = ssl.PEM_cert_to_DER_cert((hall / "tls" / "ca.crt").read_text())
+    assert (hall / "clocks" / "hallclock.ca").read_bytes() == der
+    t1 = (hall / "clocks" / "t1.cfg").read_text()
+    t2 = (hall / "clocks" / "t2.cfg").read_text()
+    assert "broker = 127.0.0.1:18831" in t1 and "tls_ca_file = hallclock.ca" in t1
+    assert "broker = 127.0.0.1:18830" in t2 and "tls_ca_file" not in t2
+    assert run_cli("broker-config", "--rotate", "--out", str(hall)).returncode == 0
+    assert "tls_ca_file = hallclock.ca" in (hall / "clocks" / "t1.cfg").read_text()
+    with boards(2) as [(p1, _b1), (p2, _b2)]:
+        ports = tmp_path / "ports"
+        ports.write_text(f"{p1} t1\n{p2} t2\n")
+        rc, out, err = deploy(ports, hall / "clocks")
+        assert rc == 0, out + err
+        assert "tls_ca_file = hallclock.ca" in mpremote(p1, "fs", "cat", ":hallclock.cfg")
+        listing = mpremote(p1, "fs", "ls", ":")
+        assert "hallclock.ca" in listing and str(len(der)) in listing, listing
+        assert "hallclock.ca" not in mpremote(p2, "fs", "ls", ":")
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--tls-clocks", "t1"], "--tls-clocks needs --tls-port"),
+    (["--tls-port", "18831", "--tls-clocks", "t9"], "--tls-clocks t9: not among --clocks"),
+    (["--tls-port", "18831", "--tls-clocks", "t1", "--address", "10.0.0.9"],
+     "the broker's certificate names --bind 127.0.0.1"),
+])
+def test_bad_tls_clocks_are_refused_and_nothing_is_written(tmp_path, args, said):
+    hall = tmp_path / "hall"
+    res = run_cli("broker-config", "--hall", "open", "--clocks", "t1,t2", "--out", str(hall),
+                  "--bind", "127.0.0.1", *args)
+    assert res.returncode == 2 and said in res.stderr, res.stderr
+    assert not (hall / "credentials.json").exists()

@@ -63,6 +63,11 @@ try:
         k, _, v = line.split('#', 1)[0].partition('=')
         if k.strip() == 'clock':
             clock = v.strip()
+        if k.strip() == 'tls_ca_file':  # a TLS clock's CA (deploy copies it)
+            try:
+                files[v.strip()] = _h(v.strip())
+            except OSError:
+                pass
 except OSError:
     pass
 if clock is None:

@@ -34,6 +34,10 @@ def register(sub):
                    "clocks' cfg files (default: --bind, or a placeholder to fill in)")
     p.add_argument("--tls-port", type=int, default=None, metavar="P",
                    help="also a TLS listener on P, with a CA generated in DIR/tls")
+    p.add_argument("--tls-clocks", default=None, metavar="NAME[,NAME...]|all",
+                   help="with --tls-port: these clocks speak TLS to the broker, pinning the "
+                   "hall's CA (their cfg names the TLS port and clocks/hallclock.ca, which "
+                   "deploy puts on the board); only where 'hallclock doctor' says TLS fits")
     p.add_argument("--office", default=None, metavar="HOST:PORT",
                    help="also bridge the hall's clocks' messages to the tournament office's "
                    "broker (hallclock office-config) at HOST:PORT")
@@ -80,10 +84,32 @@ def _hall_options(p, user):
                    help="with a TLS listener: the hall's CA certificate")
 
 
+def _tls_clocks(args, clocks):
+    """The clocks of --tls-clocks (a list of --clocks, or all), checked."""
+    if args.tls_clocks is None:
+        return []
+    if args.tls_port is None:
+        raise BadInput("--tls-clocks needs --tls-port P (the TLS listener the clocks dial)")
+    if args.address and args.bind and args.address != args.bind:
+        raise BadInput(f"--tls-clocks with --address {args.address}: the broker's certificate "
+                       f"names --bind {args.bind}, and a TLS clock refuses a broker its "
+                       "certificate does not name; leave out --address")
+    if args.tls_clocks.strip() == "all":
+        return list(clocks)
+    from ..net import broker
+    picked = broker.parse_clocks(args.tls_clocks)
+    unknown = [c for c in picked if c not in clocks]
+    if unknown:
+        raise BadInput(f"--tls-clocks {', '.join(unknown)}: not among --clocks; give clocks "
+                       "of this hall (or all)")
+    return picked
+
+
 def cmd_broker_config(args):
     from ..net import broker
     if args.rotate:
         if args.hall or args.clocks or args.tls_port is not None or args.office is not None \
+                or args.tls_clocks is not None \
                 or args.office_credentials is not None or args.office_ca is not None:
             raise BadInput("--rotate changes the hall key of the configuration in --out "
                            "only: leave out --hall, --clocks, --tls-port and --office…")
@@ -97,6 +123,7 @@ def cmd_broker_config(args):
         raise BadInput("broker-config needs --hall NAME and --clocks NAME[,NAME...] "
                        "(or --rotate, for a configuration already in --out)")
     clocks = broker.parse_clocks(args.clocks)
+    _tls_clocks(args, clocks)  # refused before anything is written
     office = _office_args(args, broker)
     tls = None
     if args.tls_port is not None:
@@ -109,14 +136,19 @@ def cmd_broker_config(args):
                            "every interface, beside the TLS one")
         tls = (args.tls_port,) + tlsca.make_ca(os.path.join(os.path.abspath(args.out), "tls"),
                                                args.bind or args.address or "localhost")
+    tls_clocks = _tls_clocks(args, clocks)
     broker.write_config(args.out, args.hall, clocks, port=args.broker_port, bind=args.bind,
-                        broker_host=args.address, tls=tls, local_port=args.local_port)
+                        broker_host=args.address, tls=tls, local_port=args.local_port,
+                        tls_clocks=tls_clocks)
     if office is not None:
         broker.add_bridge(args.out, args.hall, *office)
     local, _host = broker.listen_port(os.path.abspath(args.out))
     conf = os.path.join(args.out, "mosquitto.conf")
     print(f"hall {args.hall}: {len(clocks)} clocks; wrote {conf}, "
-          f"credentials.json, viewer.json and clocks/*.cfg. Next: hallclock broker --dir "
+          f"credentials.json, viewer.json and clocks/*.cfg"
+          + (f" ({len(tls_clocks)} on TLS: {', '.join(tls_clocks)}, with clocks/"
+             f"{broker.CLOCK_CA})" if tls_clocks else "")
+          + f". Next: hallclock broker --dir "
           f"{args.out}; this laptop's tools use --broker 127.0.0.1:{local}")
     if office is not None:
         print(f"the hall's broker bridges hallclock/{args.hall}/+/up to the office at "

@@ -83,6 +83,15 @@ def read_ports(ports, ports_file):
     return out
 
 
+def tls_ca_file(cfg_path):
+    """The file a cfg's ``tls_ca_file`` line names (a TLS clock), or None."""
+    for line in Path(cfg_path).read_text(encoding="utf-8").splitlines():
+        key, eq, value = line.split("#", 1)[0].partition("=")
+        if eq and key.strip() == "tls_ca_file" and value.strip():
+            return value.strip()
+    return None
+
+
 def sha256(data):
     return hashlib.sha256(data).hexdigest()
 
@@ -145,6 +154,15 @@ class Board:
             if not cfg.is_file():
                 raise BoardError("cfg", f"no {cfg} for clock {self.clock}")
             wanted["hallclock.cfg"] = cfg
+            ca = tls_ca_file(cfg)
+            if ca is not None:  # a TLS clock: the hall's CA it pins, beside its cfg
+                from hallclock_fw.names import name_error
+                if name_error(ca) is not None:  # as the clock: a file name, no path
+                    raise BoardError("cfg", f"{cfg}: tls_ca_file {ca!r} is not a file name")
+                if not (Path(self.cfg_dir) / ca).is_file():
+                    raise BoardError("cfg", f"{cfg} names tls_ca_file {ca}, which is not in "
+                                     f"{self.cfg_dir} (broker-config --tls-clocks writes it)")
+                wanted[ca] = Path(self.cfg_dir) / ca
         local = {rel: sha256(Path(p).read_bytes()) for rel, p in wanted.items()}
         remote = info["files"]
         todo = sorted(rel for rel in wanted if remote.get(rel) != local[rel])

@@ -178,8 +178,19 @@ def viewer_json(creds):
     return json.dumps({"viewer": creds["viewer"]}, indent=2) + "\n"
 
 
-def clock_cfg(clock, hall, broker_host, port, creds, mode="scrabble"):
+# the hall's CA as a clock pins it (DER), beside the clocks' cfg files and on
+# the board (deploy copies it); hallclock.cfg names it (firmware tlslink.py)
+CLOCK_CA = "hallclock.ca"
+
+
+def clock_cfg(clock, hall, broker_host, port, creds, mode="scrabble", tls_port=None):
+    """A clock's hallclock.cfg; ``tls_port``: the clock speaks TLS to the
+    broker's TLS listener, pinning the hall's CA (docs/network.md "TLS on
+    the clock")."""
     keys = [f"key = {creds['key']}", f"hall_key = {creds['hall_key']}"] if "key" in creds else []
+    if tls_port is not None:
+        port = tls_port
+        keys.append(f"tls_ca_file = {CLOCK_CA}  # TLS to the broker, pinning the hall's CA")
     return "\n".join([
         "# hallclock.cfg for " + clock + " (copy onto the board: make deploy CONFIG=this file)",
         f"clock = {clock}",
@@ -241,9 +252,11 @@ def passwords_text(creds):
 
 
 def write_config(out, hall, clocks, port=1883, bind=None, broker_host=None, tls=None,
-                 local_port=None):
+                 local_port=None, tls_clocks=()):
     """Write DIR/mosquitto.conf, passwords, acl, credentials.json (every
-    client's), viewer.json (the viewer's only), clocks/*.cfg."""
+    client's), viewer.json (the viewer's only), clocks/*.cfg; with
+    ``tls_clocks`` (those need ``tls``) their cfg points at the TLS listener
+    and clocks/hallclock.ca is the hall's CA in DER."""
     check_name("hall name", hall)
     if not 1 <= port <= 65535:
         raise BadInput(f"--broker-port {port}: give 1-65535")
@@ -270,7 +283,14 @@ def write_config(out, hall, clocks, port=1883, bind=None, broker_host=None, tls=
     write("viewer.json", viewer_json(creds))
     host = broker_host or bind or "192.168.1.10"
     for c in clocks:
-        write(os.path.join("clocks", c + ".cfg"), clock_cfg(c, hall, host, port, creds[c]))
+        write(os.path.join("clocks", c + ".cfg"), clock_cfg(
+            c, hall, host, port, creds[c], tls_port=tls[0] if c in tls_clocks else None))
+    if tls_clocks:
+        import ssl
+        with open(tls[1]) as f:
+            der = ssl.PEM_cert_to_DER_cert(f.read())
+        with open(os.path.join(out, "clocks", CLOCK_CA), "wb") as f:
+            f.write(der)  # a certificate: nothing secret in it
     _give_to_broker([os.path.join(out, "passwords"), os.path.join(out, "acl"),
                      os.path.join(out, "data")])
     return creds
