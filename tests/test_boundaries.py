@@ -395,7 +395,7 @@ def test_the_link_wakes_the_loop_only_for_what_it_owes():
     assert dev.next_deadline(1020) == 1020 + BURST_GAP_MS
     flush(dev, 1020)
     assert kinds(dev) == ["E"]
-    assert dev.next_deadline(1030) == 1000 + RESEND_MS  # unacknowledged: the resend
+    assert dev.next_deadline(1030) == 1020 + RESEND_MS  # unacknowledged: the resend, from its sending
     host_says(dev, hostframes.ack(SID, 1), 1040)
     assert dev.next_deadline(1050) is None
     host_says(dev, protocol.who(), 1060)  # W: a hello is owed
@@ -449,7 +449,7 @@ def test_a_host_that_answered_is_greeted_again_after_hello_ms():
             dev.send(t)
         sent = kinds(dev)
         assert ("H" in sent) == hello, (last, sent)
-        assert dev.next_deadline(last + 1) == last + RESEND_MS
+        assert dev.next_deadline(last + 1) == last + dev.rto  # the next resend wait
 
 
 def test_a_burst_is_two_frames_whatever_they_are():
@@ -649,7 +649,7 @@ def test_timeouts_in_a_row_double_the_wait_and_a_resent_event_is_not_timed():
     emit(dev, 1)
     flush(dev, 1100)
     assert sent_seqs(dev) == [1, 2]
-    t = 1040
+    t = 1100  # the wait counts from the sending: nothing was owed before it
     waits = []
     for _ in range(6):
         t += dev.rto
@@ -668,3 +668,62 @@ def test_timeouts_in_a_row_double_the_wait_and_a_resent_event_is_not_timed():
     flush(dev4, 1000)
     host_says(dev4, hostframes.ack(SID, 1), 1000)  # an ack in the same ms is measured too
     assert dev4.srtt == 1 and dev4.rto == 100
+
+
+def test_a_move_after_a_quiet_spell_is_not_a_timeout():
+    """Everything acknowledged, then seconds without an event (between two
+    moves): the next events go out all at once and their resend wait counts
+    from their sending, not from the last ack (it was a timeout at once: a
+    hello, a doubled wait and one event alone as a probe)."""
+    dev = device()
+    emit(dev, 1)
+    flush(dev, 1000)
+    dev.uart.take()
+    host_says(dev, hostframes.ack(SID, 1), 1030)
+    rto = dev.rto
+    emit(dev, 3)
+    flush(dev, 1030 + 8 * HELLO_MS)  # the host silent for 40 s: it owed nothing
+    assert kinds(dev) == ["E", "E", "E"] and dev.rto == rto
+    dev.send(1030 + 8 * HELLO_MS + rto - 1)
+    assert sent_seqs(dev) == []
+    flush(dev, 1030 + 8 * HELLO_MS + rto)  # no ack for the resend wait: back to 2
+    assert sent_seqs(dev) == [2, 3, 4]
+
+
+def test_a_damaged_line_from_the_host_sends_the_owed_events_again_at_once():
+    """An ack or an R damaged on its way (docs/protocol.md "Resend"): what is
+    owed goes again in the next pass, not after the resend wait; once per
+    damaged line, and nothing when nothing is owed."""
+    dev = device()
+    emit(dev, 3)
+    flush(dev, 1000)
+    dev.uart.take()
+    host_says(dev, b"A 0000abcd 1*ffffffff\n", 1010)  # a bad CRC
+    flush(dev, 1010)
+    assert sent_seqs(dev) == [1, 2, 3] and dev.bad == 1
+    host_says(dev, hostframes.ack(SID, 3), 1020)
+    host_says(dev, b"garbage\n", 1030)  # nothing owed: nothing sent
+    flush(dev, 1030)
+    assert sent_seqs(dev) == [] and dev.bad == 2
+
+
+def test_the_hello_answer_gives_a_first_round_trip_when_no_event_was_timed():
+    """Noise can keep every event from being timed (each one sent again):
+    the host's ack of the hello is then the first round trip measured, not
+    RESEND_MS; one already measured is kept."""
+    dev = device()
+    emit(dev, 2)
+    flush(dev, 1000)  # the hello and 1, 2 at 1000
+    host_says(dev, hostframes.resend(SID, 1), 1020)  # 1 goes again: not timed
+    flush(dev, 1020)
+    host_says(dev, hostframes.ack(SID, 2), 1060)
+    assert dev.srtt == 61 and dev.rto == 183  # from the hello at 1000
+    host_says(dev, hostframes.ack(SID, 2), 1400)
+    assert dev.srtt == 61
+    late = device()
+    emit(late, 1)
+    flush(late, 1000)
+    host_says(late, hostframes.resend(SID, 1), 1020)
+    flush(late, 1020)
+    host_says(late, hostframes.ack(SID, 1), 1000 + RESEND_MS)  # too late to say
+    assert late.srtt == 0 and late.rto == RESEND_MS

@@ -144,6 +144,9 @@ class DeviceLink:
         elif code == EV_HEALTH and seq == self.health_seq:
             text = self.health_text
         if seq > self.sent_max:  # a first sending: time it if none is timed
+            if self.sent_max <= self.acked:  # none owed before: the wait starts now, not at the last ack
+                self.progress = now
+                self.heard = now  # ... and so does the host's silence (probe)
             self.sent_max = seq
             if not self.timed:
                 self.timed = seq
@@ -184,7 +187,7 @@ class DeviceLink:
     def send(self, now):
         """Send what is due, at most ``burst`` frames: an owed hello first, an
         owed gap frame, new events, and resends after RESEND_MS."""
-        if self.seq > self.acked and ticks_diff(now, self.progress) >= self.rto:
+        if self.sent_max > self.acked and ticks_diff(now, self.progress) >= self.rto:
             self.next_send = self.acked + 1  # nothing acknowledged for a while: go back
             self.progress = now
             self.timed = 0
@@ -241,6 +244,10 @@ class DeviceLink:
         tokens = protocol.check(protocol.unframe(line))
         if tokens is None:
             self.bad += 1
+            if self.sent_max > self.acked and self.next_send > self.acked + 1:
+                # most likely an ack or an R, damaged: go back now, not after the resend wait
+                self.next_send = self.acked + 1
+                self.timed = 0
             return
         kind = tokens[0]
         self.host_seen = True
@@ -252,6 +259,10 @@ class DeviceLink:
                 return
             seq = protocol.to_int(tokens[2])
             if kind == "A":
+                if not self.srtt and ticks_diff(now, self.last_hello) < RESEND_MS:
+                    # none timed yet (noise can keep it so): the host answers a hello at once
+                    self.srtt = ticks_diff(now, self.last_hello) + 1
+                    self._rto()
                 if seq > self.seq:
                     seq = self.seq
                 if seq > self.acked:

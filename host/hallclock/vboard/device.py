@@ -8,7 +8,7 @@ with the unix port's network device): see its docstring for the paces.  On
 a serial line simulated time runs as fast as the machine allows while the
 host has every event; while the device holds events the host has not
 acknowledged, no faster than real time (``Runner.pace``): the link's resend
-(1.5 s) and hello (5 s) timers then fire as on a board, so a slow line (9600
+(up to 1.5 s) and hello (5 s) timers then fire as on a board, so a slow line (9600
 baud) or a logger that is not there yet gets resends at a board's rate, not
 hundreds of them, and a device with no host plays its script at the board's
 pace.  After the scenario's ``end`` time runs at the real rate.  The pump

@@ -217,7 +217,7 @@ class Runner:
 
     def pace(self, real_ms):
         """Simulated time must not outrun the link: while the device holds
-        events the host has not acknowledged, its resend (1.5 s) and hello (5 s)
+        events the host has not acknowledged, its resend (up to 1.5 s) and hello (5 s)
         timers run in real time, as on a board, so simulated time may run no
         faster than real time from the pass that made them wait.  ``real_ms``
         is the pump's real clock (any origin); the game runs as fast as the
@@ -231,8 +231,11 @@ class Runner:
         # For the first PACE_GRACE_MS of the wait simulated time stands still:
         # a host that answers within it (every host on this machine) is heard
         # at the same simulated moment on every run, so logs are reproducible.
-        waited = real_ms - self._anchor[0] - PACE_GRACE_MS
-        self.cap = self._anchor[1] + (waited if waited > 0 else 0)
+        # Past it simulated time catches up with the whole wait, so the
+        # link's timers (its resend wait) count the line's real time, as on
+        # a board, not the grace on top of it.
+        waited = real_ms - self._anchor[0]
+        self.cap = self._anchor[1] + (waited if waited > PACE_GRACE_MS else 0)
         return True
 
     def step(self):
