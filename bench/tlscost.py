@@ -58,6 +58,98 @@ for s in socks:
 """
 
 
+# The clock's own link (firmware netlink.py + mqtt.py, and tlslink.py on a TLS
+# clock) in the unix port, connected to the broker: its live GC heap once up,
+# the most its heap held (garbage included) while connecting, the handshake's
+# passes and its longest one (the CPU time a pass of the loop is held for).
+CLOCK = r"""
+import gc, socket, time, micropython
+def names():
+    micropython.qstr_info()
+from hallclock_fw import netlink
+gc.collect()
+names()
+tls = %(tls)r
+if tls:
+    from hallclock_fw import tlslink
+addr = socket.getaddrinfo("127.0.0.1", %(port)d)[0][-1]
+def raw(now):
+    s = socket.socket()
+    s.setblocking(False)
+    try:
+        s.connect(addr)
+    except OSError as e:
+        if e.args[0] not in (115, 11):
+            raise
+    return s
+link = netlink.NetLink(%(hall)r, "t0", "t0", %(pw)r, raw, time.ticks_ms, key=%(key)r,
+                       hall_key=%(hall_key)r)
+if tls:
+    class Cfg:
+        pass
+    cfg = Cfg()
+    cfg.net = {"tls_ca_file": %(ca)r, "broker": "127.0.0.1:%(port)d"}
+    link.opener = tlslink.opener(cfg)(link.opener)
+netlink.shed()
+gc.collect()
+base = gc.mem_alloc()
+peak = base
+passes = 0
+longest = 0
+t0 = time.ticks_ms()
+while not link.connected() and time.ticks_diff(time.ticks_ms(), t0) < 20000:
+    a = time.ticks_us()
+    link.service(time.ticks_ms())
+    d = time.ticks_diff(time.ticks_us(), a)
+    longest = d if d > longest else longest
+    m = gc.mem_alloc()
+    peak = m if m > peak else peak
+    passes += 1
+    time.sleep_ms(1)
+gc.collect()
+print("CLOCK", int(link.connected()), gc.mem_alloc(), peak, passes, longest)
+names()
+link.close()
+"""
+
+
+def _qstrs(text):
+    """n_qstr of each ``micropython.qstr_info()`` in ``text``, in order."""
+    import re
+    return [int(m) for m in re.findall(r"n_qstr=(\d+)", text)]
+
+
+def clock_rows(folder, creds, hall, port, tls_port, der, runs=3):
+    """The clock's link, plain MQTT and TLS, in the unix port (64-bit sizes;
+    the 32-bit figure by the unix calibration's Wi-Fi ratio, heap32's)."""
+    from hallclock.vboard import unixport as mpunix
+    env = dict(os.environ, MICROPYPATH=".frozen:" + str(mpunix.device_tree()))
+    c = creds["t0"]
+    rows = {}
+    for name, p, use_tls in (("plain", port, False), ("tls", tls_port, True)):
+        got = []
+        for _ in range(runs):
+            code = CLOCK % {"tls": use_tls, "port": p, "hall": hall, "pw": c["password"],
+                            "key": c["key"], "hall_key": c["hall_key"], "ca": der}
+            out = subprocess.run([mpunix.binary(), "-X", "heapsize=1048576", "-c", code],
+                                 capture_output=True, text=True, timeout=120, env=env)
+            line = [x for x in out.stdout.splitlines() if x.startswith("CLOCK ")]
+            q = _qstrs(out.stdout)
+            if out.returncode != 0 or not line or line[0].split()[1] != "1" or len(q) < 2:
+                rows[name] = {"FAILED": (out.stderr or out.stdout).strip()[-300:]}
+                break
+            _c, _up, live, peak, passes, longest = line[0].split()
+            got.append((int(live), int(peak), int(passes), int(longest), q[1] - q[0]))
+        if name in rows:
+            continue
+        rows[name] = {"live_after_connect_64": max(g[0] for g in got),
+                      "peak_while_connecting_64": max(g[1] for g in got),
+                      "passes_to_connect": max(g[2] for g in got),
+                      "longest_pass_us": [g[3] for g in got],
+                      "names_interned": max(g[4] for g in got)}
+    return rows
+
+
 def measure(n=20):
     from hallclock.net import broker, tls as tlsca
     from hallclock.vboard import unixport as mpunix
@@ -106,14 +198,50 @@ def measure(n=20):
             _f, k, gc_b, rss_b = line[0].split()
             res[name] = {"gc_bytes_per_connection": int(gc_b) // int(k),
                          "c_heap_bytes_per_connection": int(rss_b) // int(k)}
+        res["clock"] = clock_rows(folder, creds, "bench", port, tls_port, der)
     finally:
         b.stop()
+    _clock_figures(res)
     if "FAILED" not in res.get("tls", {}) and "FAILED" not in res.get("plain", {}):
         res["tls_over_plain_c_heap_bytes"] = (res["tls"]["c_heap_bytes_per_connection"] -
                                               res["plain"]["c_heap_bytes_per_connection"])
         res["tls_over_plain_gc_bytes"] = (res["tls"]["gc_bytes_per_connection"] -
                                           res["plain"]["gc_bytes_per_connection"])
     return res
+
+
+def _clock_figures(res):
+    """The TLS clock against the 56 000-byte area: what TLS adds to the
+    clock's live heap and its connect peak (64-bit, then 32-bit by the
+    unix calibration's Wi-Fi ratio) on top of each Wi-Fi clock's peak in
+    bench/results.json (heap32, the same tree's last run)."""
+    rows = res.get("clock", {})
+    if "FAILED" in rows.get("plain", {"FAILED": 1}) or "FAILED" in rows.get("tls", {"FAILED": 1}):
+        res["clock_FAILED"] = "no clock row measured"
+        return
+    plain, tls = rows["plain"], rows["tls"]
+    live64 = tls["live_after_connect_64"] - plain["live_after_connect_64"]
+    peak64 = (tls["peak_while_connecting_64"] - tls["live_after_connect_64"]) - \
+        (plain["peak_while_connecting_64"] - plain["live_after_connect_64"])
+    out = {"tls_live_over_plain_64": live64, "tls_connect_garbage_over_plain_64": peak64,
+           "tls_names_over_plain": tls["names_interned"] - plain["names_interned"]}
+    try:
+        with open(os.path.join(ROOT, "bench", "results.json")) as f:
+            heap = json.load(f)["heap32"]
+    except (OSError, KeyError, ValueError):
+        res["clock"].update(out)
+        return
+    cal = heap.get("unix_calibration", {})
+    for run in heap.get("runs", []):
+        if run.get("link") != "wifi":
+            continue
+        mode = run["mode"]
+        ratio = cal.get(mode + ":wifi", {}).get("ratio") or 1.38
+        live32 = int(live64 / ratio)
+        out[mode] = {"plain_peak_32": run["peak"], "tls_live_32": live32,
+                     "tls_peak_32": run["peak"] + live32,
+                     "tls_margin_32": 56000 - run["peak"] - live32}
+    res["clock"].update(out)
 
 
 if __name__ == "__main__":

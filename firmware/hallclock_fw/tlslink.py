@@ -1,14 +1,14 @@
 """TLS to the hall's broker, for a clock whose hallclock.cfg asks for it
 (``tls_ca_file = hallclock.ca``, docs/network.md "TLS on the clock").
 
-Imported only on such a clock, by its dotted name in a string (hw/wifi.link;
-the unix port's network clock, vdev/netpump.py): a plain Wi-Fi clock loads
+Imported only on such a clock, by its dotted name in a string
+(hw/esp32rare.use_network; the unix port's network clock, vdev/netpump.py): a plain Wi-Fi clock loads
 none of this code and interns none of its names (docs/micropython.md).
 
 ``opener(cfg)`` reads the hall's CA (DER: ``deploy`` puts it on the board
-as hallclock.ca) and pins it in one ``ssl.SSLContext`` (PROTOCOL_TLS_CLIENT,
-CERT_REQUIRED); a file missing or not a certificate refuses the cfg (CFG10).
-It returns ``wrap(open_raw)``: the NetLink's opener (a non-blocking TCP
+as hallclock.ca) and pins it in one SSLContext of MicroPython's ``tls``
+(the module its ``ssl`` wraps; PROTOCOL_TLS_CLIENT, CERT_REQUIRED); a file
+missing or not a certificate refuses the cfg (CFG10).  It returns ``wrap(open_raw)``: the NetLink's opener (a non-blocking TCP
 socket connecting to the broker) wrapped so that each socket it opens comes
 back as a :class:`Tls`, whose handshake checks that the broker's
 certificate is signed by that CA and names the broker's address
@@ -25,7 +25,12 @@ measured in docs/network.md "TLS on the clock".
 """
 import io
 import select
-import ssl
+import sys
+
+try:  # MicroPython: the module its ssl wraps (that Python layer: 1 KB of heap saved)
+    import tls as ssl
+except ImportError:  # CPython (the host's tests): its own ssl
+    import ssl
 
 from micropython import const
 
@@ -58,8 +63,11 @@ def opener(cfg):
         if der[:1] != b"\x30":  # DER: a SEQUENCE (a PEM file, or anything else, is not)
             raise ValueError
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-        ctx.verify_mode = ssl.CERT_REQUIRED
-        ctx.load_verify_locations(cadata=der)  # mbedTLS parses it: ValueError if it cannot
+        ctx.verify_mode = ssl.CERT_REQUIRED  # pyright: ignore[reportAttributeAccessIssue]
+        if sys.implementation.name == "micropython":  # mbedTLS parses it: ValueError if not
+            ctx.load_verify_locations(der)
+        else:
+            ctx.load_verify_locations(cadata=der)
     except (OSError, ValueError):
         cfg.error = "hallclock.cfg: tls_ca_file %s: no CA certificate (DER) to pin (CFG%d)" % (
             ca_file, _C_TLS)
@@ -92,56 +100,44 @@ class Tls(io.IOBase):
         self.poller = select.poll()
         self.poller.register(raw, select.POLLOUT)
 
-    def _ready(self):
+    def _polled(self):
+        for _obj, ev in self.poller.ipoll(0):
+            return ev
+        return 0
+
+    def _io(self, send, arg):
+        """``send(arg)`` or ``recv(arg)``, the handshake taken a step on the way."""
         if self.tls is None:  # TCP connected (or failed: the first send says so)?
-            for _obj, _ev in self.poller.ipoll(0):
-                break
-            else:
+            if not self._polled():
                 raise OSError(_EAGAIN)
             self.tls = self.ctx.wrap_socket(self.raw, server_hostname=self.host,
                                             do_handshake_on_connect=False)
             self.poller.modify(self.raw, select.POLLIN)
-        return self.tls
-
-    def _done(self):
-        if not self.up:
+        try:
+            got = self.tls.send(arg) if send else self.tls.recv(arg)
+        except ValueError:  # mbedTLS refused the broker's certificate
+            raise OSError(_E_REFUSED)
+        except OSError as e:  # EAGAIN and socket errors as they are; mbedTLS's: TLS failed
+            raise OSError(e.args[0] if 0 < e.args[0] < 200 else _E_TLS)
+        if got and not self.up:
             self.up = True
             self.poller.unregister(self.raw)
             self.poller.register(self.tls, select.POLLIN)
+        return got
 
     def send(self, data):
-        try:
-            n = self._ready().send(data)
-        except ValueError:  # mbedTLS refused the broker's certificate
-            raise OSError(_E_REFUSED)
-        except OSError as e:
-            raise OSError(_E_TLS if e.args[0] < 0 or e.args[0] > 200 else e.args[0])
-        if n:
-            self._done()
-        return n
+        return self._io(True, data)
 
     def recv(self, n):
-        try:
-            data = self._ready().recv(n)
-        except ValueError:
-            raise OSError(_E_REFUSED)
-        except OSError as e:
-            raise OSError(_E_TLS if e.args[0] < 0 or e.args[0] > 200 else e.args[0])
-        if data:
-            self._done()
-        return data
+        return self._io(False, n)
 
     def ioctl(self, req, arg):
         if req != _POLL:  # (the unix port asks for a file number first: none)
             return -1
         if self.tls is None:  # connecting: wake the loop once connected (time to wrap)
-            for _obj, _ev in self.poller.ipoll(0):
-                return arg
-            return 0
+            return arg if self._polled() else 0
         self.poller.modify(self.tls if self.up else self.raw, arg)
-        for _obj, ev in self.poller.ipoll(0):
-            return ev
-        return 0
+        return self._polled()
 
     def close(self):
         (self.tls or self.raw).close()
