@@ -29,7 +29,8 @@ _PYFILE = re.compile(r"(?<![\w./<>*-])(\w[\w/]*\.py)\b")
 # a dotted module name of one of the two packages
 _MODULE = re.compile(r"(?<![\w./-])((?:hallclock_fw|hallclock)(?:\.[A-Za-z_]\w*)+)")
 # names that look like modules but are files on the board or on the laptop
-_NOT_MODULES = {"hallclock.cfg", "hallclock.cfg.example", "hallclock.romfs", "hallclock.sig"}
+_NOT_MODULES = {"hallclock.cfg", "hallclock.cfg.example", "hallclock.romfs", "hallclock.sig",
+                "hallclock.ca"}
 # `module.name` of a module of ours named by its last part (`netlink.shed`)
 _SHORT = re.compile(r"`([a-z_][a-z0-9_]*)\.([A-Za-z_]\w*)")
 # the board's own modules, whose names some of ours share
