@@ -68,20 +68,15 @@ def to_int(text):
     spaces, no ``_``, no other scripts' digits), within -2147483647..2147483647.
     Raises ValueError otherwise.  The same on CPython and MicroPython (whose
     ``int()`` disagree on ``+4``, ``0_0``, `` 4`` and non-ASCII digits)."""
-    n = len(text)
-    i = 1 if n and text[0] == "-" else 0
-    if n - i < 1 or n - i > _MAX_DIGITS:
+    neg = text.startswith("-")
+    n = len(text) - neg
+    # str.strip, not text[i]: indexing a str interns each character it returns
+    if n < 1 or n > _MAX_DIGITS or text.strip("0123456789") != ("-" if neg else ""):
         raise ValueError
-    value = 0
-    while i < n:
-        d = ord(text[i]) - 48
-        if d < 0 or d > 9:
-            raise ValueError
-        value = value * 10 + d
-        i += 1
-    if value > _INT_MAX:
+    value = int(text)
+    if value > _INT_MAX or value < -_INT_MAX:
         raise ValueError
-    return -value if text[0] == "-" else value
+    return value
 
 
 def frame(body):

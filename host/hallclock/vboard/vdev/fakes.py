@@ -67,7 +67,8 @@ class FakeOutput:
 class FakeDisplay:
     """A 4-digit display that keeps what it shows as text, e.g. ' 1:59'."""
 
-    CHARS = CHARS  # display.py's codes as characters
+    # display.py's codes as characters, in bytes: a MicroPython str's item is interned
+    CHARS = CHARS.encode()
 
     def __init__(self):
         self.text = "    "
@@ -75,8 +76,8 @@ class FakeDisplay:
 
     def show(self, digits, colon):
         chars = self.CHARS
-        t = chars[digits[0]] + chars[digits[1]] + (":" if colon else " ")
-        self.text = t + chars[digits[2]] + chars[digits[3]]
+        self.text = bytes((chars[digits[0]], chars[digits[1]], 58 if colon else 32,
+                           chars[digits[2]], chars[digits[3]])).decode()
         self.updates += 1
 
 
