@@ -11,7 +11,9 @@ topic level that reaches every clock of a hall, and ``logger``, ``referee``,
 ``viewer`` are the host's client names there: no clock may take them.
 MicroPython-compatible and pure.
 """
-NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_."
+from micropython import const
+
+_NAME_CHARS = const("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
 MAX_NAME = 24
 RESERVED = ("all", "logger", "referee", "viewer")
 GRAMMAR = "1-%d letters, digits, - _ . (not %s)" % (MAX_NAME, ", ".join(RESERVED))
@@ -23,9 +25,9 @@ def name_error(value):
         return "a clock needs a name: use " + GRAMMAR
     if len(value) > MAX_NAME:
         return "%d characters, at most %d: use %s" % (len(value), MAX_NAME, GRAMMAR)
-    for c in value:
-        if c not in NAME_CHARS:
-            return "%r is not allowed in a clock name: use %s" % (c, GRAMMAR)
+    if value.strip(_NAME_CHARS):  # strip: a loop over a sound name would intern each character
+        c = [c for c in value if c not in _NAME_CHARS][0]
+        return "%r is not allowed in a clock name: use %s" % (c, GRAMMAR)
     if value in RESERVED:
         return ("%r is reserved, taken by the hall network (all: every clock's topic; "
                 "logger, referee, viewer: the host clients): choose another name" % value)

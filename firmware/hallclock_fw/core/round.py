@@ -44,9 +44,9 @@ from .timing import ticks_add, ticks_diff
 
 _MIN = const(60000)
 _MAX_ELAPSED = const(1 << 28)  # a start further back than this is far past any end
-STEP_FINISH = const(0)
-STEP_ONE_MORE = const(1)
-STEP_LAST = const(2)
+_STEP_FINISH = const(0)
+_STEP_ONE_MORE = const(1)
+_STEP_LAST = const(2)
 STEP_OVER = const(3)
 
 
@@ -145,7 +145,7 @@ class Round:
         self.ten_due = False
         m = move if move > 0 else 0
         self.round_last = m + (m & 1)
-        self._set_step(now, STEP_FINISH, move)
+        self._set_step(now, _STEP_FINISH, move)
 
     def next_deadline(self, now):
         if self.ten_due:
@@ -164,11 +164,11 @@ class Round:
             return
         extra = move - self.round_last
         if extra <= 0:
-            step = STEP_FINISH
+            step = _STEP_FINISH
         elif extra <= 2:
-            step = STEP_ONE_MORE
+            step = _STEP_ONE_MORE
         elif extra <= 4:
-            step = STEP_LAST
+            step = _STEP_LAST
         else:
             step = STEP_OVER
         self._set_step(now, step, move)

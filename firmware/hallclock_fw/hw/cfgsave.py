@@ -19,7 +19,7 @@ NET_KEYS = const(("wifi_ssid", "wifi_password", "broker", "hall", "user", "passw
                   "hall_key"))
 # with NET_KEYS: the lines a save keeps (tls_ca_file: optional, hw/config.py)
 _KEEP = const(("clock", "brightness", "tls_ca_file"))
-SIG_FILE = "hallclock.sig"  # the referee's newest counter taken (all/down)
+_SIG_FILE = const("hallclock.sig")  # the referee's newest counter taken (all/down)
 
 
 class BoardFiles:
@@ -126,13 +126,13 @@ def save_settings(fs, mode, settings_text):
     save(fs, cfg_text(old, mode, settings_text), CFG_FILE, moved)
 
 
-def save_counter(fs, ctr, name=SIG_FILE):
+def save_counter(fs, ctr, name=_SIG_FILE):
     """Keep ``ctr`` (the referee's newest signal counter the clock took) across
     reboots: a few writes a round, as safe against a power cut as the cfg."""
     save(fs, "%d end\n" % ctr, name)
 
 
-def load_counter(fs, name=SIG_FILE):
+def load_counter(fs, name=_SIG_FILE):
     """The counter ``save_counter`` kept (0: none); a file cut short is not
     taken, and after a cut between a FAT save's two steps ``name.new`` is."""
     best = 0

@@ -31,7 +31,7 @@ The hall's and the clock's names become MQTT topic levels
 characters), or the clock would subscribe to a filter it is never sent, or
 to a wildcard, and never connect.
 """
-from .. import settings as settings_mod
+from .. import settings
 from micropython import const
 
 from ..names import MAX_NAME, RESERVED, name_error  # noqa: F401 (MAX_NAME: for callers)
@@ -55,7 +55,7 @@ _C_TLS = const(10)  # tls_ca_file: not a file name (a missing or bad CA: hw/esp3
 # 10 characters, so not an interned name on a clock that does not use it
 _TLS_CA = const("tls_ca_file")
 # the hall network's keys: all of them, or none (then the USB serial link)
-from .cfgsave import NET_KEYS as _NET_KEYS  # noqa: E402
+from .cfgsave import NET_KEYS  # noqa: E402
 
 
 class Config:
@@ -64,11 +64,11 @@ class Config:
     def __init__(self, clock):
         self.clock = clock
         self.mode = _DEFAULT_MODE
-        self.settings = settings_mod.defaults(_DEFAULT_MODE)
+        self.settings = settings.defaults(_DEFAULT_MODE)
         self.brightness = _DEFAULT_BRIGHTNESS
         self.error = None
         self.code = 0  # 0, or what was wrong (_C_*)
-        self.net = {}  # {key: text} of _NET_KEYS when the clock is on Wi-Fi, else None
+        self.net = {}  # {key: text} of NET_KEYS when the clock is on Wi-Fi, else None
         self.net = None
 
 
@@ -105,9 +105,9 @@ def parse(text, default_clock, name="hallclock.cfg"):
                              "%s:%d: clock name %r: %s" % (name, lineno, value, why), _C_CLOCK)
             cfg.clock = value
         elif key == "mode":
-            if value not in settings_mod.MODES:
+            if value not in settings.MODES:
                 return _fail(cfg, default_clock, "%s:%d: mode %r is not one of %s" % (
-                    name, lineno, value, ", ".join(settings_mod.MODES)), _C_MODE)
+                    name, lineno, value, ", ".join(settings.MODES)), _C_MODE)
             cfg.mode = value
         elif key == "brightness":
             if not value.isdigit() or int(value) > 7:
@@ -120,7 +120,7 @@ def parse(text, default_clock, name="hallclock.cfg"):
                 return _fail(cfg, default_clock, "%s:%d: %s %r is not a file name" % (
                     name, lineno, key, value), _C_TLS)
             net[key] = value
-        elif key in _NET_KEYS:
+        elif key in NET_KEYS:
             if key == "hall":  # a topic level, as a clock's name (a hall may be "all")
                 why = name_error(value) if value not in RESERVED else None
                 if why is not None:
@@ -130,7 +130,7 @@ def parse(text, default_clock, name="hallclock.cfg"):
         else:
             pairs.append((lineno, key + "=" + value))
     if net:
-        missing = [k for k in _NET_KEYS if k not in net]
+        missing = [k for k in NET_KEYS if k not in net]
         if missing:
             return _fail(cfg, default_clock, "%s: the hall network needs %s too" % (
                 name, ", ".join(missing)), _C_MISSING)
@@ -145,7 +145,7 @@ def parse(text, default_clock, name="hallclock.cfg"):
                              _C_KEY)
         cfg.net = net
     try:
-        cfg.settings = settings_mod.parse(cfg.mode, [p for _n, p in pairs])
+        cfg.settings = settings.parse(cfg.mode, [p for _n, p in pairs])
     except ValueError as e:
         # name the line of the setting concerned when we can tell
         where = name

@@ -18,11 +18,8 @@ from micropython import const
 import time
 
 
-def _no_wait(_us):  # CPython (tests): no need to wait for a fake pin
-    pass
-
-
-sleep_us = getattr(time, "sleep_us", _no_wait)
+# CPython (tests): no need to wait for a fake pin
+sleep_us = getattr(time, "sleep_us", lambda _us: None)
 
 _CMD_DATA = const(0x40)
 _CMD_ADDR = const(0xC0)

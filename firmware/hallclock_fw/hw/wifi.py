@@ -114,15 +114,12 @@ def link(net, clock, ticks_ms, opener=None):
     serial link's class and the code that only built this link are dropped
     (here, so a serial clock does not carry that code: docs/micropython.md
     "Boot-only code")."""
-    host, _, port = net["broker"].rpartition(":")
     from ..forget import forget
     from . import cfgsave
     saved = cfgsave.load_counter(cfgsave.BoardFiles())  # no START older than the last taken
     del cfgsave
     forget("hallclock_fw.hw.cfgsave", always=True)
-    wifi = WifiLink(net["wifi_ssid"], net["wifi_password"], host, int(port), net["hall"], clock,
-                    net["user"], net["password"], ticks_ms, net["key"], net["hall_key"],
-                    saved, _keep_signal)
+    wifi = WifiLink(net, clock, ticks_ms, saved, _keep_signal)
     if opener is not None:  # TLS to the broker (hw/esp32rare.use_network)
         wifi.opener = opener(wifi.opener)
     forget("hallclock_fw.hw.esp32", "StdioLink")
@@ -142,16 +139,16 @@ def _keep_signal(ctr):
     forget("hallclock_fw.hw.cfgsave", always=True)
 
 
-def _build(self, wifi_ssid, wifi_password, host, port, hall, clock, user, password, ticks,
-           key, hall_key, all_ctr=0, keep=None):
-    """``WifiLink(...)``'s work (see the class)."""
-    NetLink.__init__(self, hall, clock, user, password, self._open, ticks,
-                     key=key, hall_key=hall_key, all_ctr=all_ctr, keep=keep)
+def _build(self, net, clock, ticks, all_ctr=0, keep=None):
+    """``WifiLink(...)``'s work (see the class; ``net``: hw/config.py's keys)."""
+    NetLink.__init__(self, net["hall"], clock, net["user"], net["password"], self._open, ticks,
+                     key=net["key"], hall_key=net["hall_key"], all_ctr=all_ctr, keep=keep)
     self.wlan = network.WLAN(network.STA_IF)
     self.wlan.active(True)
-    self.join = (wifi_ssid, wifi_password)
+    self.join = (net["wifi_ssid"], net["wifi_password"])
     self.next_join = ticks()
-    self.host = (host, port)
+    host, _, port = net["broker"].rpartition(":")
+    self.host = (host, int(port))
     self.addr = None
     self.poller = select.poll()
     # ipoll: allocation-free on MicroPython (CPython, in the tests, has only poll)
