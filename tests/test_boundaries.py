@@ -16,7 +16,7 @@ from hallclock.vboard.vdev.fakes import FakeUART
 from hallclock_fw import link as link_mod, protocol
 from hallclock import hostframes
 from hallclock_fw.events import EV_SETTINGS, EV_TURN, LONG
-from hallclock_fw.link import BURST_GAP_MS, HELLO_MS, RESEND_MS, DeviceLink
+from hallclock_fw.link import _SRTT, BURST_GAP_MS, HELLO_MS, RESEND_MS, DeviceLink
 from hallclock_fw.settings import (
     SettingsError, bank_ms, format_text, parse, parse_text, validate)
 
@@ -618,7 +618,7 @@ def test_the_resend_wait_is_three_round_trips_of_an_ack_within_its_bounds():
     flush(dev, 1000)
     assert sent_seqs(dev) == [1, 2, 3]
     host_says(dev, hostframes.ack(SID, 1), 1040)  # event 1 timed: 40 ms (+1: never 0)
-    assert dev.srtt == 41 and dev.rto == 123
+    assert dev.rtt[_SRTT] == 41 and dev.rto == 123
     assert dev.next_deadline(1041) == 1040 + 123
     dev.send(1040 + 122)
     assert sent_seqs(dev) == []
@@ -658,16 +658,16 @@ def test_timeouts_in_a_row_double_the_wait_and_a_resent_event_is_not_timed():
         waits.append(dev.rto)
     assert waits == [246, 492, 984, RESEND_MS, RESEND_MS, RESEND_MS]
     host_says(dev, hostframes.ack(SID, 2), t + 30)  # after the resends: not timed ...
-    assert dev.srtt == 41 and dev.rto == 123  # ... but progress: the doubling is over
+    assert dev.rtt[_SRTT] == 41 and dev.rto == 123  # ... but progress: the doubling is over
     emit(dev, 1)
     flush(dev, t + 40)
     host_says(dev, hostframes.ack(SID, 3), t + 100)  # a fresh event: timed again
-    assert dev.srtt == 41 + (61 - 41) // 4 and dev.rto == 3 * dev.srtt
+    assert dev.rtt[_SRTT] == 41 + (61 - 41) // 4 and dev.rto == 3 * dev.rtt[_SRTT]
     dev4 = device()
     emit(dev4, 1)
     flush(dev4, 1000)
     host_says(dev4, hostframes.ack(SID, 1), 1000)  # an ack in the same ms is measured too
-    assert dev4.srtt == 1 and dev4.rto == 100
+    assert dev4.rtt[_SRTT] == 1 and dev4.rto == 100
 
 
 def test_a_move_after_a_quiet_spell_is_not_a_timeout():
@@ -717,13 +717,13 @@ def test_the_hello_answer_gives_a_first_round_trip_when_no_event_was_timed():
     host_says(dev, hostframes.resend(SID, 1), 1020)  # 1 goes again: not timed
     flush(dev, 1020)
     host_says(dev, hostframes.ack(SID, 2), 1060)
-    assert dev.srtt == 61 and dev.rto == 183  # from the hello at 1000
+    assert dev.rtt[_SRTT] == 61 and dev.rto == 183  # from the hello at 1000
     host_says(dev, hostframes.ack(SID, 2), 1400)
-    assert dev.srtt == 61
+    assert dev.rtt[_SRTT] == 61
     late = device()
     emit(late, 1)
     flush(late, 1000)
     host_says(late, hostframes.resend(SID, 1), 1020)
     flush(late, 1020)
     host_says(late, hostframes.ack(SID, 1), 1000 + RESEND_MS)  # too late to say
-    assert late.srtt == 0 and late.rto == RESEND_MS
+    assert late.rtt[_SRTT] == 0 and late.rto == RESEND_MS

@@ -24,6 +24,11 @@ RESEND_MS = const(1500)  # resend what is unacknowledged after this long without
 # ... at most; once an ack's round trip is measured, after a few round trips
 _RTO_MIN_MS = const(100)  # never sooner (a host's fsync under load takes tens of ms)
 HELLO_MS = const(5000)  # re-introduce ourselves this often while the host is silent
+# the round-trip timing in one int array (``rtt``): one interned name for the four
+_SRTT = const(0)  # smoothed round trip, ms (0: none measured yet)
+_TIMED = const(1)  # the event being timed (0: none)
+_TIMED_AT = const(2)  # when it was first sent
+_SENT_MAX = const(3)  # the newest event sent at least once
 _QUEUE = const(16)  # host commands kept between two passes of the loop
 
 
@@ -47,12 +52,6 @@ def reserve(capacity=CAPACITY):
         _RESERVED.append(_zeros(_F * capacity))
 
 
-def _ring(capacity):
-    if _RESERVED and len(_RESERVED[0]) == _F * capacity:
-        return _RESERVED.pop()
-    return _zeros(_F * capacity)
-
-
 class DeviceLink:
     def __init__(self, uart, sid, clock, mode, settings_text, version, now, capacity=CAPACITY):
         self.uart = uart
@@ -66,7 +65,10 @@ class DeviceLink:
         self.boot_text = mode + ":" + settings_text
         self.version = version
         self.cap = capacity
-        self.ring = _ring(capacity)
+        if _RESERVED and len(_RESERVED[0]) == _F * capacity:
+            self.ring = _RESERVED.pop()
+        else:
+            self.ring = _zeros(_F * capacity)
         self.seq = 0  # last event numbered
         self.acked = 0  # the host has stored every event up to this one
         self.first = 1  # oldest event still held
@@ -75,10 +77,7 @@ class DeviceLink:
         # the resend timer follows the round trip measured (one event timed at
         # a time, never a resent one: its ack could be the first sending's)
         self.rto = RESEND_MS
-        self.srtt = 0  # smoothed round trip, ms (0: none measured yet)
-        self.timed = 0  # the event being timed (0: none)
-        self.timed_at = now
-        self.sent_max = 0  # the newest event sent at least once
+        self.rtt = array("i", (0, 0, now, 0))  # _SRTT, _TIMED, _TIMED_AT, _SENT_MAX
         self.heard = now  # last time a sound frame came from the host
         self.probe = 0  # host away: resend only up to this event (0: everything)
         self.last_hello = now
@@ -143,14 +142,15 @@ class DeviceLink:
             text = self.mode + ":" + self.settings_text
         elif code == EV_HEALTH and seq == self.health_seq:
             text = self.health_text
-        if seq > self.sent_max:  # a first sending: time it if none is timed
-            if self.sent_max <= self.acked:  # none owed before: the wait starts now, not at the last ack
+        rtt = self.rtt
+        if seq > rtt[_SENT_MAX]:  # a first sending: time it if none is timed
+            if rtt[_SENT_MAX] <= self.acked:  # none owed before: the wait starts now, not at the last ack
                 self.progress = now
                 self.heard = now  # ... and so does the host's silence (probe)
-            self.sent_max = seq
-            if not self.timed:
-                self.timed = seq
-                self.timed_at = now
+            rtt[_SENT_MAX] = seq
+            if not rtt[_TIMED]:
+                rtt[_TIMED] = seq
+                rtt[_TIMED_AT] = now
         self.uart.write(protocol.event(self.sid, seq, r[i], code, r[i + 2],
                                        r[i + 3], r[i + 4], r[i + 5], text))
 
@@ -187,10 +187,10 @@ class DeviceLink:
     def send(self, now):
         """Send what is due, at most ``burst`` frames: an owed hello first, an
         owed gap frame, new events, and resends after RESEND_MS."""
-        if self.sent_max > self.acked and ticks_diff(now, self.progress) >= self.rto:
+        if self.rtt[_SENT_MAX] > self.acked and ticks_diff(now, self.progress) >= self.rto:
             self.next_send = self.acked + 1  # nothing acknowledged for a while: go back
             self.progress = now
-            self.timed = 0
+            self.rtt[_TIMED] = 0
             # each timeout in a row waits twice as long, up to RESEND_MS (a host away)
             self.rto = self.rto * 2 if self.rto < RESEND_MS // 2 else RESEND_MS
             # The host silent for HELLO_MS (its outage, a cut line): only the
@@ -219,7 +219,7 @@ class DeviceLink:
     def _rto(self):
         """The resend timer: three smoothed round trips of an ack (which waits
         for the host's fsync), within its bounds."""
-        rto = 3 * self.srtt
+        rto = 3 * self.rtt[_SRTT]
         self.rto = _RTO_MIN_MS if rto < _RTO_MIN_MS else (RESEND_MS if rto > RESEND_MS else rto)
 
     def _feed(self, n, now):
@@ -244,10 +244,10 @@ class DeviceLink:
         tokens = protocol.check(protocol.unframe(line))
         if tokens is None:
             self.bad += 1
-            if self.sent_max > self.acked and self.next_send > self.acked + 1:
+            if self.rtt[_SENT_MAX] > self.acked and self.next_send > self.acked + 1:
                 # most likely an ack or an R, damaged: go back now, not after the resend wait
                 self.next_send = self.acked + 1
-                self.timed = 0
+                self.rtt[_TIMED] = 0
             return
         kind = tokens[0]
         self.host_seen = True
@@ -259,20 +259,22 @@ class DeviceLink:
                 return
             seq = protocol.to_int(tokens[2])
             if kind == "A":
-                if not self.srtt and ticks_diff(now, self.last_hello) < RESEND_MS:
+                rtt = self.rtt
+                if not rtt[_SRTT] and ticks_diff(now, self.last_hello) < RESEND_MS:
                     # none timed yet (noise can keep it so): the host answers a hello at once
-                    self.srtt = ticks_diff(now, self.last_hello) + 1
+                    rtt[_SRTT] = ticks_diff(now, self.last_hello) + 1
                     self._rto()
                 if seq > self.seq:
                     seq = self.seq
                 if seq > self.acked:
                     self.acked = seq
                     self.progress = now
-                    if self.timed and seq >= self.timed:
-                        self.timed = 0
-                        ms = ticks_diff(now, self.timed_at) + 1  # (0: none measured)
-                        self.srtt = ms if not self.srtt else self.srtt + (ms - self.srtt) // 4
-                    if self.srtt:  # (progress also ends the timeouts' doubling)
+                    if rtt[_TIMED] and seq >= rtt[_TIMED]:
+                        rtt[_TIMED] = 0
+                        ms = ticks_diff(now, rtt[_TIMED_AT]) + 1  # (0: none measured)
+                        srtt = rtt[_SRTT]
+                        rtt[_SRTT] = ms if not srtt else srtt + (ms - srtt) // 4
+                    if rtt[_SRTT]:  # (progress also ends the timeouts' doubling)
                         self._rto()
                 if self.next_send <= self.acked:
                     self.next_send = self.acked + 1
@@ -283,7 +285,7 @@ class DeviceLink:
                 if seq <= self.seq:
                     self.next_send = seq  # the host says what it misses: from there, now
                 self.progress = now
-                self.timed = 0
+                self.rtt[_TIMED] = 0
         elif kind == "W":
             self.hello_owed = True
             self.progress = ticks_add(now, -RESEND_MS)  # and resend at once
