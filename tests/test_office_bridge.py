@@ -1,10 +1,11 @@
 """Several halls, one office, on real Mosquitto brokers (docs/network.md
 "Several halls"): the office's configuration (office-config) and a hall's
 bridge to it (broker-config --office), each broker on free loopback ports.
-A clock's ``up`` published in a hall arrives at the office, also when the
-office's broker was down while the clock spoke; a hall's bridge login can
-neither write nor read another hall's topics; the office's tools cannot
-publish.
+What a hall's logger ships (hallclock/<hall>/office/log) arrives at the
+office, also when the office's broker was down meanwhile, and the office's
+acknowledgement comes back; a clock's own frames stay in the hall; a hall's
+bridge login can neither write nor read another hall's topics; the office's
+tools cannot publish (but the ``office`` login's acknowledgements).
 
 "Nothing arrived" is shown as in test_mqtt_security: a marker sent after the
 forbidden message on the same connection (the broker handles one client's
@@ -66,7 +67,7 @@ class Paho:
             return list(self.got)
 
     def publish(self, t, payload, qos=0):
-        self.c.publish(t, payload, qos=qos)
+        return self.c.publish(t, payload, qos=qos)
 
     def stop(self):
         self.c.disconnect()
@@ -104,7 +105,9 @@ def make_hall(folder, hall, office_port, office_dir):
     assert res.returncode == 0, res.stderr
     assert "bridges" in res.stdout
     with open(folder / "credentials.json") as f:
-        return port, json.load(f)
+        creds = json.load(f)
+    creds["local"] = local
+    return port, creds
 
 
 @pytest.fixture(scope="module")
@@ -136,61 +139,78 @@ def clock(net, hall, name="t1"):
     return Paho(("127.0.0.1", port), creds[name]["user"], creds[name]["password"])
 
 
+def logger(net, hall, **kw):
+    """The hall's logger's login, on the laptop's listener (what ships the log)."""
+    b, port, creds = net["halls"][hall]
+    return Paho(("127.0.0.1", creds["local"]), "logger", creds["logger"]["password"], **kw)
+
+
 def office_tool(net, user="office", **kw):
     c = net["creds"][user]
     return Paho(("127.0.0.1", net["local"]), c["user"], c["password"],
-                subscribe=kw.pop("subscribe", ["hallclock/+/+/up"]), **kw)
+                subscribe=kw.pop("subscribe", ["hallclock/+/office/log"]), **kw)
 
 
 def test_office_config_writes_a_login_per_hall_and_read_only_tools(net):
     creds = net["creds"]
     assert set(creds) == {"office", "viewer", "bridge-hall-a", "bridge-hall-b"}
     acl = (net["dir"] / "acl").read_text()
-    assert "user bridge-hall-a\ntopic write hallclock/hall-a/+/up\n" in acl
-    assert "user office\ntopic read hallclock/+/+/up\n" in acl
+    assert ("user bridge-hall-a\ntopic write hallclock/hall-a/office/log\n"
+            "topic read hallclock/hall-a/office/ack\n\n") in acl
+    assert ("user office\ntopic read hallclock/+/office/log\n"
+            "topic write hallclock/+/office/ack\n\n") in acl
+    assert "user viewer\ntopic read hallclock/+/office/log\n\n" in acl
     hall_a = json.loads((net["dir"] / "halls" / "hall-a.json").read_text())
     assert hall_a["user"] == "bridge-hall-a" and hall_a["hall"] == "hall-a"
     assert os.stat(net["dir"] / "halls" / "hall-a.json").st_mode & 0o077 == 0
 
 
-def test_a_clocks_up_in_a_hall_arrives_at_the_office(net):
+def test_the_halls_shipped_log_arrives_at_the_office_and_its_ack_comes_back(net):
+    """The logger's batches cross the bridge (out), the office's
+    acknowledgements come back (in); a clock's own up stays in the hall
+    (it is sent before the batch on the same hall broker: had it crossed,
+    it would be at the office first)."""
     watch = office_tool(net)
     try:
         for h in HALLS:
+            log = logger(net, h, subscribe=[f"hallclock/{h}/office/ack"])
             c = clock(net, h)
-            c.publish(f"hallclock/{h}/t1/up", f"hello from {h}".encode())
-            wait_for(lambda: (f"hallclock/{h}/t1/up", f"hello from {h}".encode())
-                     in watch.messages(), 60, f"{h}'s frame at the office")
+            c.publish(f"hallclock/{h}/t1/up", b"a clock's frame", qos=1)
             c.stop()
+            log.publish(f"hallclock/{h}/office/log", f"batch of {h}".encode())
+            wait_for(lambda: (f"hallclock/{h}/office/log", f"batch of {h}".encode())
+                     in watch.messages(), 60, f"{h}'s batch at the office")
+            assert not [t for t, _p in watch.messages() if t.endswith("/t1/up")]
+            watch.publish(f"hallclock/{h}/office/ack", f"ack to {h}".encode(), qos=1)
+            wait_for(lambda: (f"hallclock/{h}/office/ack", f"ack to {h}".encode())
+                     in log.messages(), 60, f"the office's ack in {h}")
+            assert log.messages() == [(f"hallclock/{h}/office/ack", f"ack to {h}".encode())]
+            log.stop()
     finally:
         watch.stop()
 
 
-def test_what_a_clock_says_while_the_office_is_down_arrives_once_it_is_back(net):
-    """The bridge's QoS 1 session keeps the clocks' frames (QoS 0 from the
-    clock, upgraded for the bridge) in the hall's broker while the office
+def test_what_a_hall_ships_while_the_office_is_down_arrives_once_it_is_back(net):
+    """The bridge's QoS 1 session keeps the shipped batches (QoS 0 from the
+    logger, upgraded for the bridge) in the hall's broker while the office
     cannot be reached; the office's own persistent subscriber gets them."""
     sub = office_tool(net, client_id="office-durable", clean=False, qos=1)
     sub.stop()  # its session stays in the office broker (persistence)
     net["office"].stop()
-    c = clock(net, "hall-a", "t2")
+    c = logger(net, "hall-a")
     sent = [f"frame {i}".encode() for i in range(50)]
     for p in sent:
-        c.publish("hallclock/hall-a/t2/up", p)
-    marker = Paho(("127.0.0.1", net["halls"]["hall-a"][1]),
-                  net["halls"]["hall-a"][2]["viewer"]["user"],
-                  net["halls"]["hall-a"][2]["viewer"]["password"], subscribe=[
-                      "hallclock/hall-a/t2/up"])
-    c.publish("hallclock/hall-a/t2/up", b"seen")
-    wait_for(lambda: any(p == b"seen" for _t, p in marker.messages()), 60, "the hall's copy")
-    marker.stop()
+        c.publish("hallclock/hall-a/office/log", p)
+    # the broker takes one client's packets in order: the last one acknowledged
+    # (QoS 1) means every one before it is in the hall's broker
+    c.publish("hallclock/hall-a/office/log", b"seen", qos=1).wait_for_publish(60)
     c.stop()
     net["office"].start(timeout=60.0)
     sub = office_tool(net, client_id="office-durable", clean=False, qos=1)
     try:
         wait_for(lambda: any(p == b"seen" for _t, p in sub.messages()), 90,
-                 "the frames queued in the hall, at the office")
-        got = [p for t, p in sub.messages() if t == "hallclock/hall-a/t2/up"]
+                 "the batches queued in the hall, at the office")
+        got = [p for t, p in sub.messages() if t == "hallclock/hall-a/office/log"]
         assert [p for p in got if p.startswith(b"frame")] == sent  # all, in order
     finally:
         sub.stop()
@@ -209,22 +229,27 @@ def test_a_halls_bridge_login_cannot_write_or_read_another_halls_topics(tmp_path
     b = start_broker(str(office_dir), open(tmp_path / "office.log", "ab"))
     try:
         watch = Paho(("127.0.0.1", local), "office", creds["office"]["password"],
-                     subscribe=["hallclock/+/+/up"])
+                     subscribe=["hallclock/+/office/log"])
         a = Paho(("127.0.0.1", port), *_bridge_login({"creds": creds}, "hall-a"),
                  subscribe=["hallclock/#"])
         bb = Paho(("127.0.0.1", port), *_bridge_login({"creds": creds}, "hall-b"))
-        a.publish("hallclock/hall-b/t1/up", b"forged by hall-a", qos=1)
+        a.publish("hallclock/hall-b/office/log", b"forged by hall-a", qos=1)
+        a.publish("hallclock/hall-b/t1/up", b"forged up", qos=1)
         a.publish("hallclock/hall-b/t1/down", b"forged down", qos=1)
-        a.publish("hallclock/hall-a/t1/up", b"a's own", qos=1)
-        wait_for(lambda: (("hallclock/hall-a/t1/up", b"a's own") in watch.messages()), 60,
-                 "hall-a's own frame")
-        bb.publish("hallclock/hall-b/t1/up", b"b's own", qos=1)
-        wait_for(lambda: (("hallclock/hall-b/t1/up", b"b's own") in watch.messages()), 60,
-                 "hall-b's own frame")
+        a.publish("hallclock/hall-a/office/ack", b"own ack forged", qos=1)
+        a.publish("hallclock/hall-a/office/log", b"a's own", qos=1)
+        wait_for(lambda: (("hallclock/hall-a/office/log", b"a's own") in watch.messages()), 60,
+                 "hall-a's own batch")
+        bb.publish("hallclock/hall-b/office/log", b"b's own", qos=1)
+        wait_for(lambda: (("hallclock/hall-b/office/log", b"b's own") in watch.messages()), 60,
+                 "hall-b's own batch")
         assert [p for _t, p in watch.messages()] == [b"a's own", b"b's own"]
-        # hall-a's bridge login subscribed to everything and read nothing:
-        # neither hall-b's frame nor its own hall's (it only writes)
-        assert a.messages() == []
+        # the office's acknowledgements: hall-a's bridge reads its own hall's
+        # only (and its own forged one never reached it: it may not write acks)
+        watch.publish("hallclock/hall-b/office/ack", b"to b", qos=1)
+        watch.publish("hallclock/hall-a/office/ack", b"to a", qos=1)
+        wait_for(lambda: a.messages(), 60, "hall-a's ack")
+        assert a.messages() == [("hallclock/hall-a/office/ack", b"to a")]
         for c in (watch, a, bb):
             c.stop()
     finally:
@@ -237,17 +262,22 @@ def test_the_office_tools_cannot_publish(tmp_path):
     b = start_broker(str(office_dir), open(tmp_path / "office.log", "ab"))
     try:
         viewer = Paho(("127.0.0.1", local), "viewer", creds["viewer"]["password"],
-                      subscribe=["hallclock/+/+/up"])
+                      subscribe=["hallclock/+/office/log"])
+        # what the bridge of hall-a would take back into the hall: its acks
+        a = Paho(("127.0.0.1", port), *_bridge_login({"creds": creds}, "hall-a"),
+                 subscribe=["hallclock/hall-a/#"])
         for user in ("office", "viewer"):
             tool = Paho(("127.0.0.1", local), user, creds[user]["password"])
             for t in ("hallclock/hall-a/t1/up", "hallclock/hall-a/t1/down",
-                      "hallclock/hall-a/all/down"):
+                      "hallclock/hall-a/all/down", "hallclock/hall-a/office/log"):
                 tool.publish(t, b"from the office", qos=1)
+            if user == "viewer":  # only the office's own process acknowledges
+                tool.publish("hallclock/hall-a/office/ack", b"from the viewer", qos=1)
             tool.stop()
-        a = Paho(("127.0.0.1", port), *_bridge_login({"creds": creds}, "hall-a"))
-        a.publish("hallclock/hall-a/t1/up", b"marker", qos=1)
+        a.publish("hallclock/hall-a/office/log", b"marker", qos=1)
         wait_for(lambda: any(p == b"marker" for _t, p in viewer.messages()), 60, "the marker")
         assert [p for _t, p in viewer.messages()] == [b"marker"]
+        assert a.messages() == []  # the viewer's ack never reached a hall
         a.stop()
         viewer.stop()
     finally:
@@ -308,12 +338,12 @@ def test_the_bridge_speaks_tls_to_the_office_with_its_ca(tmp_path):
     try:
         wait_for(lambda: log_has(olog, "as bridge-hall-a"), 60, "the bridge at the office")
         watch = Paho(("127.0.0.1", local), "office", creds["office"]["password"],
-                     subscribe=["hallclock/+/+/up"])
+                     subscribe=["hallclock/+/office/log"])
         hcreds = json.loads((hall / "credentials.json").read_text())
-        c = Paho(("127.0.0.1", hport), "t1", hcreds["t1"]["password"])
-        c.publish("hallclock/hall-a/t1/up", b"over tls")
-        wait_for(lambda: ("hallclock/hall-a/t1/up", b"over tls") in watch.messages(), 60,
-                 "the frame over the TLS bridge")
+        c = Paho(("127.0.0.1", hlocal), "logger", hcreds["logger"]["password"])
+        c.publish("hallclock/hall-a/office/log", b"over tls")
+        wait_for(lambda: ("hallclock/hall-a/office/log", b"over tls") in watch.messages(), 60,
+                 "the batch over the TLS bridge")
         c.stop()
         watch.stop()
     finally:
@@ -347,11 +377,11 @@ def test_broker_command_runs_the_offices_folder(tmp_path):
             wait_for(listening, 60, "mosquitto listening")
             # the passwords and ACL read: a bridge login writes, the office reads it
             watch = Paho(("127.0.0.1", local), "office", creds["office"]["password"],
-                         subscribe=["hallclock/+/+/up"])
+                         subscribe=["hallclock/+/office/log"])
             a = Paho(("127.0.0.1", port), *_bridge_login({"creds": creds}, "hall-a"))
-            a.publish("hallclock/hall-a/t1/up", b"x", qos=1)
-            wait_for(lambda: watch.messages() == [("hallclock/hall-a/t1/up", b"x")], 60,
-                     "the frame")
+            a.publish("hallclock/hall-a/office/log", b"x", qos=1)
+            wait_for(lambda: watch.messages() == [("hallclock/hall-a/office/log", b"x")], 60,
+                     "the batch")
             a.stop()
             watch.stop()
         finally:
@@ -362,23 +392,19 @@ def test_broker_command_runs_the_offices_folder(tmp_path):
 
 
 def test_frames_queued_for_the_office_survive_a_clean_hall_broker_restart(net):
-    """The office down, a clock speaks, the hall's broker is stopped and
-    started again (a clean stop saves its persistence) before the office is
-    back: the frames still reach the office (Mosquitto 2.0.11's bridge with
-    cleansession false on both sides)."""
+    """The office down, the hall's logger ships, the hall's broker is
+    stopped and started again (a clean stop saves its persistence) before
+    the office is back: the batches still reach the office (Mosquitto
+    2.0.11's bridge with cleansession false on both sides)."""
     sub = office_tool(net, client_id="office-durable-2", clean=False, qos=1)
     sub.stop()
     net["office"].stop()
-    hb, hport, hcreds = net["halls"]["hall-b"]
-    c = clock(net, "hall-b", "t2")
+    hb = net["halls"]["hall-b"][0]
+    c = logger(net, "hall-b")
     sent = [f"kept {i}".encode() for i in range(20)]
     for p in sent:
-        c.publish("hallclock/hall-b/t2/up", p)
-    viewer = Paho(("127.0.0.1", hport), hcreds["viewer"]["user"], hcreds["viewer"]["password"],
-                  subscribe=["hallclock/hall-b/t2/up"])
-    c.publish("hallclock/hall-b/t2/up", b"seen-b")
-    wait_for(lambda: any(p == b"seen-b" for _t, p in viewer.messages()), 60, "the hall's copy")
-    viewer.stop()
+        c.publish("hallclock/hall-b/office/log", p)
+    c.publish("hallclock/hall-b/office/log", b"seen-b", qos=1).wait_for_publish(60)
     c.stop()
     hb.restart()
     net["office"].start(timeout=60.0)
@@ -386,7 +412,7 @@ def test_frames_queued_for_the_office_survive_a_clean_hall_broker_restart(net):
     try:
         wait_for(lambda: any(p == b"seen-b" for _t, p in sub.messages()), 90,
                  "the frames kept across the hall broker's restart, at the office")
-        got = [p for t, p in sub.messages() if t == "hallclock/hall-b/t2/up"]
+        got = [p for t, p in sub.messages() if t == "hallclock/hall-b/office/log"]
         assert [p for p in got if p.startswith(b"kept")] == sent
     finally:
         sub.stop()

@@ -39,8 +39,8 @@ def register(sub):
                    "hall's CA (their cfg names the TLS port and clocks/hallclock.ca, which "
                    "deploy puts on the board); only where 'hallclock doctor' says TLS fits")
     p.add_argument("--office", default=None, metavar="HOST:PORT",
-                   help="also bridge the hall's clocks' messages to the tournament office's "
-                   "broker (hallclock office-config) at HOST:PORT")
+                   help="also bridge the hall's log (shipped by its logger) to the tournament "
+                   "office's broker (hallclock office-config) at HOST:PORT")
     p.add_argument("--office-credentials", default=None, metavar="FILE",
                    help="with --office: the hall's login at the office, halls/<hall>.json "
                    "from the office's folder")
@@ -151,8 +151,9 @@ def cmd_broker_config(args):
           + f". Next: hallclock broker --dir "
           f"{args.out}; this laptop's tools use --broker 127.0.0.1:{local}")
     if office is not None:
-        print(f"the hall's broker bridges hallclock/{args.hall}/+/up to the office at "
-              f"{args.office}" + (" over TLS" if args.office_ca else ""))
+        print(f"the hall's broker bridges the hall's log (hallclock/{args.hall}/office/log, "
+              f"shipped by its logger) to the office at {args.office}"
+              + (" over TLS" if args.office_ca else ""))
     if not args.bind:
         print(f"hallclock broker-config: the hall listener (port {args.broker_port}) is on every "
               "interface of this laptop; give --bind ADDR (its address on the hall network) "

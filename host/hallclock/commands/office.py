@@ -29,6 +29,38 @@ def register(sub):
                    "DIR/tls (each hall gives its tls/ca.crt as --office-ca)")
     p.set_defaults(func=cmd_office_config)
 
+    p = sub.add_parser("office", group="run",
+                       help="keep the office's copy of every hall's log (DIR/<hall>.jsonl), "
+                       "from what each hall's logger ships through the bridges")
+    p.add_argument("--broker", required=True, metavar="HOST:PORT",
+                   help="the office's broker, its tools' listener (e.g. 127.0.0.1:1884)")
+    p.add_argument("--credentials", required=True, metavar="FILE",
+                   help="the office's credentials.json (office-config); the 'office' login")
+    p.add_argument("--out", required=True, metavar="DIR",
+                   help="the folder of the copies: DIR/<hall>.jsonl for every hall")
+    p.add_argument("--tls-ca", default=None, metavar="FILE",
+                   help="with --broker on a TLS listener: its CA certificate")
+    p.add_argument("--max-s", type=float, default=None, metavar="S",
+                   help="stop after S seconds (a trial run; default: until Ctrl-C)")
+    p.set_defaults(func=cmd_office)
+
+
+def cmd_office(args):
+    import time
+    from ..net.broker import parse_broker
+    from ..net.officecopy import Office
+    address = parse_broker(args.broker)
+    office = Office(address, args.credentials, args.out, tls=args.tls_ca).open()
+    print(f"office: copying every hall's log into {args.out} (broker {args.broker}); "
+          "Ctrl-C stops", flush=True)
+    end = None if args.max_s is None else time.monotonic() + args.max_s
+    try:
+        office.run(stop=None if end is None else (lambda: time.monotonic() > end))
+    except KeyboardInterrupt:
+        pass  # run() closed the copies: every record taken is on disk
+    print(f"hallclock office: {office.stats()}", file=sys.stderr)
+    return 0
+
 
 def cmd_office_config(args):
     from ..net import broker

@@ -60,8 +60,13 @@ def password_hash(password, salt=None):
 
 def acl_text(hall, clocks):
     lines = ["# hallclock: who may read and write which topic (docs/network.md)", ""]
+    # the logger also ships the hall's log to the office and hears its
+    # acknowledgements (hallclock.net.ship): only it, so no clock can put a
+    # record into the office's copy nor tell the logger the office has one
     lines += ["user logger", f"topic read {topic(hall, '+', 'up')}",
-              f"topic write {topic(hall, '+', 'down')}", ""]
+              f"topic write {topic(hall, '+', 'down')}",
+              f"topic write {topic(hall, 'office', 'log')}",
+              f"topic read {topic(hall, 'office', 'ack')}", ""]
     lines += ["user referee", f"topic write {topic(hall, 'all', 'down')}", ""]
     lines += ["user viewer", f"topic read {topic(hall, '+', 'up')}", ""]
     for c in clocks:
@@ -526,13 +531,17 @@ def parse_halls(text):
 
 
 def office_acl_text(halls):
-    """Each hall's bridge may only write its own hall's clocks' ``up``
-    (nothing of another hall, nothing to read); the office's tools only read."""
+    """Each hall's bridge may only write its own hall's shipped log and read
+    the office's acknowledgements of it (nothing of another hall); the
+    ``office`` login reads every hall's log and writes only the
+    acknowledgements; ``viewer`` only reads."""
     lines = ["# hallclock office: who may read and write which topic (docs/network.md)", ""]
-    for t in OFFICE_TOOLS:
-        lines += [f"user {t}", f"topic read {topic('+', '+', 'up')}", ""]
+    lines += ["user office", f"topic read {topic('+', 'office', 'log')}",
+              f"topic write {topic('+', 'office', 'ack')}", ""]
+    lines += ["user viewer", f"topic read {topic('+', 'office', 'log')}", ""]
     for h in halls:
-        lines += [f"user {bridge_user(h)}", f"topic write {topic(h, '+', 'up')}", ""]
+        lines += [f"user {bridge_user(h)}", f"topic write {topic(h, 'office', 'log')}",
+                  f"topic read {topic(h, 'office', 'ack')}", ""]
     return "\n".join(lines)
 
 
@@ -615,12 +624,17 @@ def load_bridge_login(path, hall):
 
 def bridge_text(hall, office, login, cafile=None):
     """The hall broker's bridge to the office (Mosquitto's own bridging, as
-    Mosquitto 2.0.11 has it).  Only the hall's clocks' ``up`` go out, at QoS
-    1 with a persistent session on both sides (a frame the office has not
+    Mosquitto 2.0.11 has it).  Only the hall's shipped log goes out
+    (hallclock.net.ship), and only the office's acknowledgements of it come
+    in: two topics of this hall, one each way, so nothing can loop back and
+    nothing of a clock's crosses (the clocks' frames stay in the hall).  QoS
+    1 with a persistent session on both sides (a message the office has not
     acknowledged is sent again after a reconnect: the office may get it
-    twice, never not at all while the hall broker keeps its queue); nothing
-    comes in, so nothing can loop back; no retained flag goes out, and no
-    notifications (Mosquitto sends them retained, which the office refuses)."""
+    twice, and drops the copy); no retained flag goes out, and no
+    notifications (Mosquitto sends them retained, which the office refuses).
+    Whatever a hop loses, the hall's logger sends again from the office's
+    word (the end-to-end acknowledgement), so the bridge's queue is a
+    speed-up, not the guarantee."""
     host, port = office
     lines = [
         "",
@@ -641,7 +655,8 @@ def bridge_text(hall, office, login, cafile=None):
         "start_type automatic",
         "restart_timeout 2 30",
         "keepalive_interval 30",
-        f"topic {topic(hall, '+', 'up')} out 1",
+        f"topic {topic(hall, 'office', 'log')} out 1",
+        f"topic {topic(hall, 'office', 'ack')} in 1",
     ]
     if cafile is not None:
         lines += [f"bridge_cafile {os.path.abspath(cafile)}", "bridge_tls_version tlsv1.2",
@@ -652,9 +667,9 @@ def bridge_text(hall, office, login, cafile=None):
 def queue_text():
     """How much a hall broker keeps for a client it cannot reach (the
     bridge among them) instead of Mosquitto's 1 000 messages."""
-    # the clocks publish at QoS 0 and every other subscriber (clocks, the
-    # laptop's tools) subscribes at QoS 0: only the bridge's QoS 1
-    # subscription is upgraded, so what the clocks say is queued for it
+    # the logger ships the log at QoS 0 and every other subscriber (clocks,
+    # the laptop's tools) subscribes at QoS 0: only the bridge's QoS 1
+    # subscription is upgraded, so what the logger ships is queued for it
     return ("upgrade_outgoing_qos true\n"
             f"max_queued_messages {BRIDGE_QUEUE}\n"
             f"max_queued_bytes {BRIDGE_QUEUE_BYTES}\n")
@@ -682,3 +697,8 @@ def add_bridge(out, hall, office, login, cafile=None):
     text += bridge_text(hall, office, login, cafile)
     replace_private(conf, text)
     _give_to_broker([conf])
+    # the hall's logger ships the log (hallclock.net.ship) when its login says so
+    path = os.path.join(os.path.abspath(out), "credentials.json")
+    creds = load_credentials(path)
+    creds["logger"]["office"] = "%s:%d" % tuple(office)
+    replace_private(path, json.dumps(creds, indent=2) + "\n")

@@ -44,6 +44,7 @@ TOPIC_QUEUE_MAX = 4096  # messages of one topic held at most; beyond, dropped an
 RECV_CHUNK = 65536  # bytes taken from the broker's socket per recv (many messages)
 RECONNECT_MIN_S = 0.1
 RECONNECT_MAX_S = 2.0
+SHIP_DRAIN_S = 5.0  # a logger ending waits this long for the office to have its whole log
 _CLIENT = []  # the paho Client subclass, made once paho is imported
 
 
@@ -456,8 +457,17 @@ class BrokerLogger(Logger):
         self.restore = restore
         # the logger's loop runs the network itself (no thread): what it costs
         # a message is the serial logger's (docs/benchmarks.md)
-        self.net = BrokerClient(address, creds[user], [topic(hall, "+", "up")], tls=tls,
-                                inline=True)
+        # a hall bridged to the office (broker-config --office): its log is shipped there
+        # as it is stored (hallclock.net.ship), and the office's acknowledgements heard
+        self.shipper = None
+        topics = [topic(hall, "+", "up")]
+        if not self.viewer and creds[user].get("office"):
+            from .ship import Shipper, ack_topic
+            self.shipper = Shipper(self.writer.path, hall, self._publish_log,
+                                   lambda: self.writer.good)
+            self.ack_name = ack_topic(hall)
+            topics.append(self.ack_name)
+        self.net = BrokerClient(address, creds[user], topics, tls=tls, inline=True)
         self.ports = []
         self.links = []
         self.seals = []  # per clock: its sealed frames (hallclock.net.seal)
@@ -504,6 +514,8 @@ class BrokerLogger(Logger):
         for name, payload in self.net.messages(PASS_SHARE):
             clock = _clock_of(self.hall, name)
             if clock is None:
+                if self.shipper is not None and name == self.ack_name:
+                    self.shipper.on_ack(payload)
                 continue
             i = self.index.get(clock)
             if i is None:
@@ -532,6 +544,8 @@ class BrokerLogger(Logger):
             self._say_disk()  # loudly; the acks wait for the disk (durable_seq)
         for i in fed:
             self.links[i].send_acks()
+        if self.shipper is not None:
+            self.shipper.poll()  # what is stored now, to the office
         now = time.monotonic()
         if fed and now < self.next_timers:
             return True
@@ -539,6 +553,23 @@ class BrokerLogger(Logger):
         for link in self.links:
             link.poll()
         return bool(fed)
+
+    def _publish_log(self, name, payload):
+        self.net.publish(name, payload)
+
+    def _ship_rest(self):
+        """Before the logger ends: the office's acknowledgement of the whole
+        log, waited for SHIP_DRAIN_S at most; what it lacks then is said
+        (shipped when a logger runs on this log again)."""
+        s = self.shipper
+        deadline = time.monotonic() + SHIP_DRAIN_S
+        while s.behind() and time.monotonic() < deadline and self.net.rfd >= 0:
+            self.poll(0.05)
+        if s.behind():
+            self.say(f"hallclock: {self.writer.path}: the office has not acknowledged the last "
+                     f"{s.behind()} bytes of this log yet (its link is down?); they are "
+                     "shipped when a logger runs on this log again (same --out)")
+        s.close()
 
     def refused(self):
         """Messages dropped unopened: not sealed by their clock, or replays."""
@@ -581,6 +612,9 @@ class BrokerLogger(Logger):
                 f"{bad} bad lines dropped{why}, {rec} reconnects, {lost} power losses{full}")
 
     def close(self):
+        if self.shipper is not None and self.net.rfd >= 0:
+            self.writer.flush()
+            self._ship_rest()
         if self.net.rfd >= 0:
             self.net.stop()
         if self.writer.held():  # a last try: the disk may have room again
