@@ -138,13 +138,16 @@ class Rig:
         assert first, p.stderr.read()
         out.append(first)
         lines_of(p, out)
+        p.stdout_lines = out
         return p
 
     def start_office(self):
         self.office = self.spawn(["office", "--broker", f"127.0.0.1:{self.office_local}",
                                   "--credentials",
                                   os.path.join(self.office_dir, "credentials.json"),
-                                  "--out", self.copies])
+                                  "--out", self.copies, "--http-port", "0"])
+        first = self.procs[-1].stdout_lines[0]
+        self.page = first[first.index("http://"):].split()[0].rstrip(";")
 
     def start_logger(self, h):
         hall = self.halls[h]
@@ -367,6 +370,11 @@ def test_every_hop_killed_mid_round_and_the_offices_copies_equal_the_halls_logs(
             assert b"forged" not in f.read()
         ends = [r for r in broker_records(copy) if r["event"] == "end"]
         assert len(ends) == 2  # the round's end of both tables is in the office's copy
+    # the office page (office --http-port) shows every hall from the copies
+    import urllib.request
+    with urllib.request.urlopen(rig.page + "state", timeout=30) as r:
+        state = r.read().decode()
+    assert "hall-a" in state and "hall-b" in state and "t1" in state
     # the office's copy is the one writer's: a second office on the folder is refused
     res = run_cli("office", "--broker", f"127.0.0.1:{rig.office_local}", "--credentials",
                   os.path.join(rig.office_dir, "credentials.json"), "--out", rig.copies)

@@ -40,6 +40,12 @@ def register(sub):
                    help="the folder of the copies: DIR/<hall>.jsonl for every hall")
     p.add_argument("--tls-ca", default=None, metavar="FILE",
                    help="with --broker on a TLS listener: its CA certificate")
+    p.add_argument("--http-port", type=int, default=None, metavar="P",
+                   help="also serve the office page (every hall's round and tables, "
+                   "read-only) on P")
+    p.add_argument("--host", default="127.0.0.1", metavar="ADDR",
+                   help="with --http-port: the address to listen on (0.0.0.0: spectators "
+                   "on other machines too)")
     p.add_argument("--max-s", type=float, default=None, metavar="S",
                    help="stop after S seconds (a trial run; default: until Ctrl-C)")
     p.set_defaults(func=cmd_office)
@@ -50,14 +56,30 @@ def cmd_office(args):
     from ..net.broker import parse_broker
     from ..net.officecopy import Office
     address = parse_broker(args.broker)
+    if args.http_port is not None and not 0 <= args.http_port <= 65535:
+        raise BadInput(f"--http-port {args.http_port}: give 1-65535")
     office = Office(address, args.credentials, args.out, tls=args.tls_ca).open()
-    print(f"office: copying every hall's log into {args.out} (broker {args.broker}); "
+    page = None
+    try:
+        if args.http_port is not None:
+            from ..hall import officepage
+            page = officepage.start(args.out, args.host, args.http_port,
+                                    halls=officepage.halls_of(args.credentials))
+    except BaseException:
+        office.close()
+        raise
+    where = (f"; the office page on {officepage.url_of(page)}"
+             if page is not None else "")
+    print(f"office: copying every hall's log into {args.out} (broker {args.broker}){where}; "
           "Ctrl-C stops", flush=True)
     end = None if args.max_s is None else time.monotonic() + args.max_s
     try:
         office.run(stop=None if end is None else (lambda: time.monotonic() > end))
     except KeyboardInterrupt:
         pass  # run() closed the copies: every record taken is on disk
+    finally:
+        if page is not None:
+            officepage.stop(page)
     print(f"hallclock office: {office.stats()}", file=sys.stderr)
     return 0
 
