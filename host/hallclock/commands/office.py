@@ -41,8 +41,8 @@ def register(sub):
     p.add_argument("--tls-ca", default=None, metavar="FILE",
                    help="with --broker on a TLS listener: its CA certificate")
     p.add_argument("--http-port", type=int, default=None, metavar="P",
-                   help="also serve the office page (every hall's round and tables, "
-                   "read-only) on P")
+                   help="the HTTP port of the office page (every hall's round and tables, "
+                   "read-only; default: no page)")
     p.add_argument("--host", default="127.0.0.1", metavar="ADDR",
                    help="with --http-port: the address to listen on (0.0.0.0: spectators "
                    "on other machines too)")
