@@ -42,13 +42,11 @@ _REASON_GAME_RUNNING = const(1)
 _REASON_BAD_SETTINGS = const(2)
 _REASON_ROUND_STARTED = const(3)
 _SETUP_HOLD_MS = const(5000)  # PAUSE held this long while no game runs: set-up
-# on the hall network no pass both takes and sends, and none does either this
-# soon after one that did: a collection in between keeps their garbage apart
+# on the hall network passes that take or send are this far apart: a collection between
 _SPLIT_MS = const(20)
 
 
-# CPython (the host's virtual clocks and views) has its own collector and
-# keeps its modules: there the heap's steps here and in hw/device.py do nothing
+# CPython (the host's clocks) has its own collector: the heap's steps do nothing there
 _MICROPYTHON = sys.implementation.name == "micropython"
 
 
@@ -80,8 +78,7 @@ class App:
         self.core = _module(True).make_core(mode, settings, self._event)
         self.link = DeviceLink(uart, sid, clock, mode,
                                _module(False).format_text(mode, settings), VERSION, now)
-        # the hall network's link counts the messages it took (``took``); on
-        # it a pass either takes the host's messages or sends (_SPLIT_MS)
+        # the hall network's link counts the messages it took: a pass takes or sends
         self.taker = uart if hasattr(uart, "took") else None
         self.split = False  # this pass left the network's work to a later one
         self.io_at = ticks_add(now, -_SPLIT_MS)  # the last pass that took or sent
@@ -93,9 +90,7 @@ class App:
         self.setup = None  # set-up at the clock while it runs (setup_mode.Setup)
         self.armed = False  # PAUSE went down while no game ran: set-up at 5 s
         self.setup_next = False  # in set-up: PAUSE is down (next field on release)
-        # shed(app): drops the modules only a new core or new settings need
-        # (settings.py, modes.py, ...), imported again for the next one
-        # (hw/device.py make_app sets it: the clock's heap, docs/micropython.md)
+        # shed(app): drops the modules only new settings need (hw/device.py make_app)
         self.shed = None
         self._event(EV_BOOT, now, 0, 0, 0, 0)
 
@@ -141,8 +136,7 @@ class App:
             self._save(now)
         link = self.link
         taker = self.taker
-        # on the hall network a pass takes messages or sends frames, at most
-        # once every _SPLIT_MS (a collection between: app.py _SPLIT_MS)
+        # on the hall network a pass takes or sends, at most once every _SPLIT_MS
         io = taker is None or ticks_diff(now, self.io_at) >= _SPLIT_MS
         took = taker.took if taker is not None else 0
         self.split = False

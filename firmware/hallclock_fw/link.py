@@ -55,8 +55,7 @@ def reserve(capacity=CAPACITY):
 class DeviceLink:
     def __init__(self, uart, sid, clock, mode, settings_text, version, now, capacity=CAPACITY):
         self.uart = uart
-        # frames a pass at most: the link's own figure where it has one (the
-        # hall network's frames make more garbage each: hallclock_fw/netlink.py)
+        # frames a pass at most: the link's own figure where it has one (netlink.py)
         self.burst = getattr(uart, "burst", _BURST)
         self.sid = sid
         self.clock = clock
@@ -74,8 +73,7 @@ class DeviceLink:
         self.first = 1  # oldest event still held
         self.next_send = 1  # next event to (re)send
         self.progress = now  # last time the host acknowledged something new
-        # the resend timer follows the round trip measured (one event timed at
-        # a time, never a resent one: its ack could be the first sending's)
+        # the resend timer follows the round trip, never of a resent event (which sending?)
         self.rto = RESEND_MS
         self.rtt = array("i", (0, 0, now, 0))  # _SRTT, _TIMED, _TIMED_AT, _SENT_MAX
         self.heard = now  # last time a sound frame came from the host
@@ -193,10 +191,7 @@ class DeviceLink:
             self.rtt[_TIMED] = 0
             # each timeout in a row waits twice as long, up to RESEND_MS (a host away)
             self.rto = self.rto * 2 if self.rto < RESEND_MS // 2 else RESEND_MS
-            # The host silent for HELLO_MS (its outage, a cut line): only the
-            # oldest event goes again, as a probe, not the whole backlog every
-            # RESEND_MS (airtime, and garbage on the clock's heap); the first
-            # frame heard from the host lets the rest follow at once.
+            # host silent for HELLO_MS: only the oldest event goes, as a probe, not the backlog
             self.probe = self.next_send if ticks_diff(now, self.heard) >= HELLO_MS else 0
             if not self.host_seen or ticks_diff(now, self.last_hello) >= HELLO_MS:
                 self.hello_owed = True

@@ -51,8 +51,7 @@ CONNECTING = const(1)  # CONNECT sent or waiting to go, no SUBACK yet
 UP = const(2)  # CONNACK 0 and SUBACK received: publish and receive
 DEAD = const(3)  # the connection failed or was refused (see ``why``)
 
-# why a connection ended (``why``): a code, a detail (errno, CONNACK code,
-# packet type) << 5; the words are the host's (whytext.py), not the clock's heap
+# why a connection ended (``why``): code | detail << 5; the words are the host's (whytext.py)
 _W_NO_ANSWER = const(1)
 _W_SILENT = const(2)
 _W_SEND = const(3)
@@ -70,17 +69,14 @@ _W_PUBREL = const(14)
 _W_PINGRESP = const(15)
 _W_UNEXPECTED = const(16)
 _CONNECT_MS = const(5000)  # no CONNACK and SUBACK by then: give up on this socket
-# one incoming packet at most: the longest host frame (protocol.MAX_LINE, 160)
-# sealed (about 60 more) on its topic (about 40) and its header fit
+# one incoming packet at most: the longest host frame, sealed, on its topic, with its header
 _RX_MAX = const(320)
 _TX_MAX = const(2048)  # bytes queued for the socket at most (then publish() says no)
-# QoS 2 messages taken and not yet released at most (we subscribe at QoS 0:
-# only a broker breaking MQTT sends any; beyond this the connection ends)
+# QoS 2 messages held at most (we subscribe at QoS 0: only a broken broker sends any)
 _HELD_MAX = const(4)
 _RECV = const(256)  # bytes read per recv (bounded work per poll)
 _RECV_CALLS = const(4)  # recv calls per poll at most
-# "not yet": EAGAIN/EWOULDBLOCK 11, ENOTCONN 107, EALREADY 114, EINPROGRESS 115
-# (MicroPython's errno numbers are Linux's on every port)
+# "not yet": EAGAIN 11, ENOTCONN 107, EALREADY 114, EINPROGRESS 115 (Linux's, on every port)
 
 
 def _str(b):
@@ -439,7 +435,5 @@ def _build(self, clock, user=None, password=None, keepalive_s=30, topics=(),
     self.pinged = False
     self.held = []
     self.dropped = 0  # publishes refused (not UP, or the queue full)
-    # readable(sock) -> bool, optional: lets poll skip a recv that would
-    # only raise EAGAIN (an exception allocates; the board's loop polls
-    # every pass, hw/wifi.py gives an allocation-free ipoll(0) here)
+    # readable(sock) -> bool, optional: skips a recv that would raise EAGAIN (which allocates)
     self.readable = None

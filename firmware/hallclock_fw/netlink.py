@@ -90,9 +90,7 @@ def shed():
 
 
 class NetLink:
-    # frames the DeviceLink sends a pass at most (link.py): one, as each
-    # sealed frame and its MQTT packet are about 1 KB of garbage on the
-    # clock's heap, collected between two passes (docs/micropython.md)
+    # one frame a pass: a sealed frame's garbage is collected before the next (docs/micropython.md)
     burst = 1
 
     # the attributes _build sets (for the type checker; no code on the board)
@@ -135,9 +133,7 @@ class NetLink:
         """One frame (the DeviceLink writes whole frames) -> one message.
         Several frames in one call are split at their newlines."""
         if self.client.state != mqtt.UP:
-            # no connection: nothing would leave, so nothing is sealed (each
-            # sealed frame is about 1 KB of garbage); the DeviceLink keeps
-            # every event and sends it again once the link is up
+            # not up: nothing is sealed (only garbage); the DeviceLink sends it again later
             self.client.dropped += 1
             return len(data)
         start = 0
@@ -147,8 +143,7 @@ class NetLink:
             self.sent += 1
             # one frame (the usual write): sealed as it is, not copied first
             frame = data if start == 0 and end == len(data) else data[start:end]
-            # the newest host counter taken rides along: a fresh host's challenge
-            # answered, which no recording made before it can carry
+            # the newest host counter rides along: a fresh host's challenge, answered as no replay can
             self.client.publish(self.up_topic, seal.seal(
                 self.mac, b"U", frame, "%s:%d" % (self.sid, self.down_ctr), self.sent))
             start = end
@@ -169,8 +164,7 @@ class NetLink:
                 return
             frame, sid, ctr = got
             if sid != self.sid or ctr <= self.down_ctr:
-                # the host's, but for an earlier boot or already taken (a replay,
-                # or a host that does not know our session yet): it hears a hello
+                # an earlier boot's or already taken (a replay, a host behind): it hears a hello
                 self.refused += 1
                 if ticks_diff(self.ticks(), self.nudged) >= _NUDGE_MS:
                     self.nudged = self.ticks()  # ... at most every _NUDGE_MS
@@ -273,9 +267,7 @@ def _build(self, hall, clock, user, password, opener, ticks, keepalive_s=_KEEPAL
     self.refused = 0  # messages dropped: bad tag, stale, or not the sender's right
     self.took = 0  # messages from the broker looked at (the App's pass split, app.py)
     self.nudged = ticks_add(ticks(), -_NUDGE_MS)
-    # the last will: the broker tells every host on our up topic that the
-    # link is lost when the connection dies without a goodbye (Wi-Fi gone);
-    # sealed with counter 0 (it is fixed at connect time)
+    # the last will (counter 0: fixed at connect): the broker says "lost" when we vanish
     will = seal.seal(self.mac, b"U", protocol.lost(), self.sid, 0)
     self.client = mqtt.Client(clock, user, password, keepalive_s,
                               (topic(hall, clock, "down"), topic(hall, "all", "down")),

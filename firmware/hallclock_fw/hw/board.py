@@ -9,8 +9,7 @@ choice are in docs/hardware.md; hardware/diagram.json wires exactly these pins
 """
 from micropython import const
 
-# Buttons: to GND, internal pull-up, in button-code order (events.BUTTON_NAMES).
-# All are RTC GPIOs, so a later version can wake from deep sleep on them.
+# Buttons: to GND, pulled up, in button-code order; RTC GPIOs (a deep sleep can wake on them)
 BTN_A = const(32)
 BTN_B = const(33)
 BTN_PAUSE = const(25)
@@ -21,16 +20,13 @@ BUTTONS = (BTN_A, BTN_B, BTN_PAUSE, BTN_START, BTN_GONG)
 # Passive buzzer on a PWM (LEDC) channel.
 BUZZER = const(13)
 
-# (A pin used only here is a private const: no interned name on the board;
-# hardware/headers.md names them without the underscore.)
+# (private: no interned name on the board; hardware/headers.md names them without the _)
 # Player LEDs (optical warnings, ČAS 16.8), through 330 ohm to GND.
 _LED_A = const(4)
 _LED_B = const(14)  # GPIO14 flickers during boot: harmless on an LED
 LEDS = (_LED_A, _LED_B)
 
-# Hall gong: a high-level-trigger relay module (or a logic-level MOSFET).
-# GPIO23 carries no signal during reset and boot (unlike 1, 3, 5, 14, 15), so
-# the gong never sounds at power-on.
+# Hall gong relay (high-level trigger): GPIO23 is quiet through reset and boot, no gong at power-on
 HALL = const(23)
 
 # TM1637 4-digit displays facing player A and player B (CLK, DIO).

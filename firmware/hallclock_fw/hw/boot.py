@@ -10,9 +10,7 @@ from micropython import const
 from ..app import _MICROPYTHON
 from ..events import BTN_PAUSE, BTN_START, EV_REFUSED
 
-# Automatic collections after this many bytes allocated: a fixed figure, not
-# gc.mem_free()'s (on the ESP32 it counts IDF memory too); the bound on the
-# garbage if the loop's own collections (hw/device.py) did not run.
+# collect after this many bytes allocated, a fixed figure (the ESP32's mem_free counts IDF's)
 GC_THRESHOLD = const(6144)
 
 
@@ -47,8 +45,7 @@ def start(hw, make_app):
         app.store = hw  # set-up at the clock saves hallclock.cfg
     if cfg.error is not None:
         hw.panel.signal(EV_REFUSED, -1, 0, 0, now)  # audible: the file was not used
-        # visible: CFG<code> on both displays, over the faces the core draws
-        # idle (drawn first, so the panel keeps them as shown), until they change
+        # visible: CFG<code> on both displays, over the idle faces, until they change
         app.refresh(now)
         # display.CHARS: C F G and a digit, or C F and two digits (CF10)
         code = bytearray((15, 18, 19, cfg.code) if cfg.code < 10 else
@@ -58,8 +55,7 @@ def start(hw, make_app):
                 disp.show(code, False)
     forget("hallclock_fw.hw.selftest")
     if _MICROPYTHON:
-        # a traceback out of an IRQ even with the heap full, and collections
-        # left to the loop (docs/micropython.md "GC at our moments")
+        # an IRQ's traceback with the heap full; collections left to the loop (docs/micropython.md)
         import micropython
         emergency = getattr(micropython, "alloc_emergency_exception_buf", None)
         if emergency is not None:  # the ESP32 port has it; the unix port does not

@@ -36,8 +36,7 @@ from micropython import const
 
 from ..names import MAX_NAME, RESERVED, name_error  # noqa: F401 (MAX_NAME: for callers)
 
-# private consts: no interned name on the board (this module is dropped after
-# boot, its names are not: docs/micropython.md "The heap model")
+# private consts: no interned name on the board (a dropped module's names stay interned)
 _DEFAULT_MODE = const("scrabble")
 _DEFAULT_BRIGHTNESS = const(7)
 # what was wrong (``Config.code``; the host's words: whytext.CFG_WORDS)
@@ -51,8 +50,7 @@ _C_KEY = const(7)
 _C_HALL = const(8)
 _C_SETTING = const(9)
 _C_TLS = const(10)  # tls_ca_file: not a file name (a missing or bad CA: hw/esp32rare.py)
-# optional: TLS to the broker (docs/network.md "TLS on the clock"); longer than
-# 10 characters, so not an interned name on a clock that does not use it
+# optional TLS (docs/network.md); over 10 characters: no interned name on a plain clock
 _TLS_CA = const("tls_ca_file")
 # the hall network's keys: all of them, or none (then the USB serial link)
 from .cfgsave import NET_KEYS  # noqa: E402

@@ -53,9 +53,7 @@ from ..events import NULL  # noqa: E402
 _GC_IDLE_MS = const(10)  # collect only when the next pass is at least this far away
 _GC_EVERY_MS = const(900)  # ... and at most about once a second,
 _GC_GARBAGE = const(1024)  # ... unless this much garbage built up (a burst of resends)
-# [collections the loop started, heap in use just before the last one, tick
-#  of the last one, app.events at the last one, heap in use just after it]
-#  -- read by the unix VM's heap accounting (tests, bench)
+# [loop's collections, heap before the last, its tick, app.events then, heap after it]
 GC = [0, 0, 0, 0, 0]
 WDT_MS = const(10000)  # the watchdog's timeout: ten times the longest healthy pass
 _HEALTH_MS = const(600000)  # a health event every 10 minutes (and at boot)
@@ -82,8 +80,7 @@ def idle_collect(now, due, events=0):
     return True
 
 
-# The link is the MicroPython console (docs/hardware.md "The console"): while
-# the clock runs a 0x03 on it is a byte of line noise, not Ctrl-C.
+# the link is the console (docs/hardware.md): a 0x03 on it is line noise, not Ctrl-C
 _KBD_OFF = const(-1)
 _KBD_CTRL_C = const(3)
 

@@ -113,8 +113,8 @@ class ESP32:
 
     def save_settings(self, mode, settings_text):
         """hallclock.cfg saved (set-up, the host's settings): hw/cfgsave.py,
-        imported for the save alone (not hw/esp32rare.py: 2 KB more on a
-        Wi-Fi clock's heap at that moment)."""
+        imported for the save alone (not hw/esp32rare.py, whose code is larger,
+        on a Wi-Fi clock's heap at that moment)."""
         from . import cfgsave
         from ..forget import forget
         cfgsave.save_settings(cfgsave.BoardFiles(), mode, settings_text)

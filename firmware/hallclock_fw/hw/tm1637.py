@@ -26,8 +26,7 @@ _CMD_ADDR = const(0xC0)
 _CMD_CTRL = const(0x88)  # display on; low 3 bits = brightness 0-7
 _SEG_COLON = const(0x80)  # the colon is bit 7 of the second digit
 
-# segments (bit 0 = a ... bit 6 = g) for the codes of display.py:
-# 0-9, 10 = minus, 11 = blank, 12 = P (play-out)
+# segments (bit 0 = a ... bit 6 = g) of display.py's codes: 0-9, minus, blank, P, letters
 SEGMENTS = (b"\x3f\x06\x5b\x4f\x66\x6d\x7d\x07\x7f\x6f\x40\x00\x73"
             # A b C d E F G H L n o r S t U y i c h (display.CHARS, from code 13)
             b"\x77\x7c\x39\x5e\x79\x71\x3d\x76\x38\x54\x5c\x50\x6d\x78\x3e\x6e\x04\x58\x74")
