@@ -14,7 +14,7 @@ import common  # noqa: E402
 
 
 PARTS = ("timing", "fwcost", "latency", "scale", "unixheap", "heap32", "mqtt", "display",
-         "console", "tls", "catchup")
+         "console", "tls", "catchup", "office")
 
 
 def main(argv=None):
@@ -24,6 +24,10 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     ap.add_argument("--clocks", type=int, default=200,
                     help="clocks of the hall-network run (mqtt; 200: a big hall)")
+    ap.add_argument("--halls", type=int, default=5,
+                    help="halls of the office run (office; each of --office-clocks clocks)")
+    ap.add_argument("--office-clocks", type=int, default=40,
+                    help="clocks a hall in the office run (office; 5 x 40: a championship)")
     ap.add_argument("--only", action="append",
                     help=", ".join(PARTS))
     args = ap.parse_args(argv)
@@ -52,6 +56,7 @@ def main(argv=None):
     import consoleapi
     import tlscost
     import catchup
+    import officebench
     if args.quick:
         part("timing", lambda: timing.bench(round_ms=12 * 60000, seeds=[1]))
         part("fwcost", fwcost.bench)
@@ -66,6 +71,8 @@ def main(argv=None):
         part("tls", lambda: tlscost.measure(4))
         part("catchup", lambda: catchup.bench(presses=20, say=common.say,
                                               only=["both ways", "split"]))
+        part("office", lambda: officebench.bench(2, 4, latency_s=6.0, outage_s=3.0,
+                                                 say=common.say))
     else:
         part("timing", timing.bench)
         part("fwcost", fwcost.bench)
@@ -78,6 +85,8 @@ def main(argv=None):
         part("console", lambda: consoleapi.bench(say=common.say))
         part("tls", tlscost.measure)
         part("catchup", lambda: catchup.bench(say=common.say))
+        part("office", lambda: officebench.bench(args.halls, args.office_clocks,
+                                                 say=common.say))
     res["seconds"]["total"] = round(time.monotonic() - t_all, 1)
     if args.only and not args.quick and os.path.exists(args.out):
         # one benchmark run again: the others' figures stay (each table's

@@ -84,3 +84,41 @@ def test_a_jittered_loop_is_woken_by_the_button_and_its_debounce_deadline():
     res = latency.measure((1, 20), presses=10)
     assert res["clean_ms"]["max"] == 12 and res["clean_ms"]["n"] == 5
     assert res["bouncing_ms"]["max"] == 21
+
+
+def test_office_benchmark_times_the_office_beside_the_hall_and_its_catch_up():
+    """The office benchmark (issue 35): halls bridged to the office's broker,
+    each hall logger's fsync and the office's fsync of the same records, and
+    the office's catch-up after its outage; its copies equal the halls' logs."""
+    import officebench
+    res = officebench.bench(1, 2, latency_s=3.0, outage_s=2.0)
+    assert "FAILED" not in res, res
+    assert res["records_both_stored_office_up"] > 4
+    assert res["office_latency_ms"]["n"] == res["hall_logger_latency_ms"]["n"]
+    assert res["office_over_hall_p50"] > 0 and res["copies_equal_hall_logs"] == 1
+    assert res["outage"]["backlog_records"] > 0 and res["outage"]["catch_up_s"] > 0
+
+
+def test_office_benchmark_fails_loudly_when_nothing_reached_the_office(tmp_path, capsys):
+    """Nothing stored by the office while it was up (a bridge that never
+    connected, say): FAILED with the reason, no latency figure."""
+    import officebench
+
+    class Rig:
+        halls = ["hall-1"]
+        hall = {"hall-1": {"log": str(tmp_path / "hall-1.jsonl")}}
+        copies = str(tmp_path / "copies")  # the office's copy: none
+    (tmp_path / "hall-1.jsonl").write_text(
+        '{"clock": "bench-000", "seq": 1, "t_ms": 0, "event": "boot", "session": "1"}\n')
+    work = {"hall-1": [{"devices": [{"i": 0, "emitted": 1, "dropped": 0, "done": True,
+                                     "stamps": {1: 0.0}}]}]}
+    loggers = [{"hall_logger": "hall-1", "cpu_s": 0.1,
+                "stamps": [("bench-000", 1, "boot", 0.01)]}]
+    nothing = {"stamps": {}, "cpu_s": 0.0}
+    res = officebench.analyse(Rig(), work, loggers, nothing, nothing, {"t": 1.0}, 1.0, 2.0,
+                              {"hall-1": 1}, {"hall-1": 1}, 1, 1, 1.0, 1.0, 30.0, (700, 2500),
+                              10.0)
+    assert "no record reached both a hall's log and the office's copy" in res["FAILED"]
+    assert "the office did not catch up" in res["FAILED"]
+    assert "office_latency_ms" not in res
+    assert "FAILED: no record reached both" in capsys.readouterr().err
