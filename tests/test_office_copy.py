@@ -379,3 +379,54 @@ def test_every_hop_killed_mid_round_and_the_offices_copies_equal_the_halls_logs(
     res = run_cli("office", "--broker", f"127.0.0.1:{rig.office_local}", "--credentials",
                   os.path.join(rig.office_dir, "credentials.json"), "--out", rig.copies)
     assert res.returncode == 2 and "being written by" in res.stderr, res.stderr
+
+
+def test_a_log_kept_on_serial_ports_is_shipped_by_hallclock_ship(tmp_path):
+    """A hall whose clocks are on USB (its logger has no broker): ``hallclock
+    ship`` follows the log beside it through the hall's broker; with the
+    office down it exits 1 naming what the office lacks, once the office is
+    back the copy is the hall's log (``audit``)."""
+    from hallclock.vboard.device import simulate
+    office_dir = str(tmp_path / "office")
+    port, local = broker.free_port(), broker.free_port()
+    office_creds = os.path.join(office_dir, "credentials.json")
+    broker.write_office_config(office_dir, ["hall-a"], port=port, bind="127.0.0.1",
+                               local_port=local)
+    hall_dir = str(tmp_path / "hall-a")
+    hlocal = broker.free_port()
+    broker.write_config(hall_dir, "hall-a", ["t1"], port=broker.free_port(),
+                        bind="127.0.0.1", local_port=hlocal)
+    broker.add_bridge(hall_dir, "hall-a", ("127.0.0.1", port), broker.load_bridge_login(
+        os.path.join(office_dir, "halls", "hall-a.json"), "hall-a"))
+    log = str(tmp_path / "round1.jsonl")
+    # the serial logger's log: a game over a pty, logged by the real host
+    actions = [(0, "press", "START"), (300, "press", "B")] + [
+        (1000 + 700 * i, "press", "AB"[i % 2]) for i in range(40)] + [(30000, "end", None)]
+    simulate(actions, "scrabble", parse("scrabble", []), log, clock="t1")
+    assert len(broker_records(log)) > 40
+    copies = str(tmp_path / "copies")
+    os.mkdir(copies)
+    hb = start_broker(hall_dir, open(tmp_path / "hall.log", "ab"))
+    ob = start_broker(office_dir, open(tmp_path / "office.log", "ab"))
+    office = None
+    ship_args = ["ship", "--log", log, "--broker", f"127.0.0.1:{hlocal}", "--hall", "hall-a",
+                 "--credentials", os.path.join(hall_dir, "credentials.json"), "--until-shipped"]
+    try:
+        res = run_cli(*ship_args, "--max-s", "2")
+        assert res.returncode == 1 and "has not acknowledged" in res.stderr, res.stderr
+        assert res.stderr.count("\n") == 1
+        office = subprocess.Popen(HALLCLOCK + ["office", "--broker", f"127.0.0.1:{local}",
+                                               "--credentials", office_creds, "--out", copies],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert office.stdout.readline()
+        res = run_cli(*ship_args, "--max-s", "60")
+        assert res.returncode == 0, res.stderr
+        assert "the office holds the whole of" in res.stdout
+        res = run_cli("audit", log, os.path.join(copies, "hall-a.jsonl"))
+        assert res.returncode == 0 and "the logs agree: 1 clock" in res.stdout, res.stdout
+    finally:
+        if office is not None:
+            office.terminate()
+            office.wait(10)
+        hb.stop()
+        ob.stop()

@@ -50,6 +50,25 @@ def register(sub):
                    help="stop after S seconds (a trial run; default: until Ctrl-C)")
     p.set_defaults(func=cmd_office)
 
+    p = sub.add_parser("ship", group="run",
+                       help="ship a hall's log to the office through the hall's broker "
+                       "(a log kept on serial ports, or the rest of one whose logger ended)")
+    p.add_argument("--log", required=True, metavar="LOG", help="the hall's log (JSON Lines)")
+    p.add_argument("--broker", required=True, metavar="HOST:PORT",
+                   help="the hall's broker, the laptop's listener (e.g. 127.0.0.1:1884)")
+    p.add_argument("--hall", required=True, metavar="NAME", help="the hall's name")
+    p.add_argument("--credentials", required=True, metavar="FILE",
+                   help="the hall's credentials.json (broker-config --office); its 'logger' "
+                   "login")
+    p.add_argument("--tls-ca", default=None, metavar="FILE",
+                   help="with --broker on a TLS listener: the hall's CA certificate")
+    p.add_argument("--until-shipped", action="store_true",
+                   help="exit once the office holds the whole log (default: follow it as it "
+                   "grows until Ctrl-C)")
+    p.add_argument("--max-s", type=float, default=None, metavar="S",
+                   help="give up after S seconds (exit 1 if the office lacks some of the log)")
+    p.set_defaults(func=cmd_ship)
+
 
 def cmd_office(args):
     import time
@@ -81,6 +100,28 @@ def cmd_office(args):
         if page is not None:
             officepage.stop(page)
     print(f"hallclock office: {office.stats()}", file=sys.stderr)
+    return 0
+
+
+def cmd_ship(args):
+    import time
+    from ..errors import HallclockError, shown
+    from ..net.broker import check_name, parse_broker
+    from ..net.ship import ship_file
+    address = parse_broker(args.broker)
+    check_name("hall name", args.hall)
+    if not os.path.isfile(args.log):
+        raise BadInput(f"--log {args.log}: no such file (the hall's log, as its logger's --out)")
+    end = None if args.max_s is None else time.monotonic() + args.max_s
+    behind = ship_file(address, args.hall, args.credentials, args.log, tls=args.tls_ca,
+                       until_shipped=args.until_shipped,
+                       stop=None if end is None else (lambda: time.monotonic() > end),
+                       say=lambda text: print(shown(text), flush=True))
+    if behind:
+        raise HallclockError(f"the office has not acknowledged the last {behind} bytes of "
+                             f"{args.log}: is its link (or 'hallclock office') down? run "
+                             "'hallclock ship' again later; nothing is lost")
+    print(f"the office holds the whole of {shown(args.log)}", flush=True)
     return 0
 
 

@@ -567,8 +567,9 @@ class BrokerLogger(Logger):
             self.poll(0.05)
         if s.behind():
             self.say(f"hallclock: {self.writer.path}: the office has not acknowledged the last "
-                     f"{s.behind()} bytes of this log yet (its link is down?); they are "
-                     "shipped when a logger runs on this log again (same --out)")
+                     f"{s.behind()} bytes of this log yet (its link is down?); ship them with "
+                     f"'hallclock ship --log {self.writer.path} --until-shipped ...', or they "
+                     "go when a logger runs on this log again (same --out)")
         s.close()
 
     def refused(self):

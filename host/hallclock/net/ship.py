@@ -125,6 +125,7 @@ class Shipper:
         self.path = os.fspath(path)
         self.hall = hall
         self.topic = log_topic(hall)
+        self.ack_name = ack_topic(hall)
         self.publish = publish
         self.stored = stored
         self.cursor_path = self.path + CURSOR_SUFFIX
@@ -242,3 +243,72 @@ class Shipper:
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
+
+
+class WholeLines:
+    """The stored length of a log another program writes (``hallclock
+    ship``): its size up to its last whole line (a line being written, or
+    torn by a crash, waits).  A record read before its writer's fsync is
+    shipped like any other: if the hall's laptop lost it, its clock, never
+    acknowledged, sends it again and the hall's log gets the same record
+    back."""
+
+    def __init__(self, path):
+        self.path = path
+        self.whole = 0
+        self.fd = None
+
+    def __call__(self):
+        try:
+            if self.fd is None:
+                self.fd = os.open(self.path, os.O_RDONLY)
+            size = os.fstat(self.fd).st_size
+            if size < self.whole:
+                self.whole = 0  # cut back below what we saw: read it again
+            if size > self.whole:
+                data = os.pread(self.fd, size - self.whole, self.whole)
+                cut = data.rfind(b"\n")
+                if cut >= 0:
+                    self.whole += cut + 1
+        except OSError:
+            pass
+        return self.whole
+
+    def close(self):
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def ship_file(address, hall, credentials, path, tls=None, until_shipped=False, stop=None,
+              say=None):
+    """``hallclock ship``: ``path`` (a hall's log, written by any logger)
+    shipped to the office through the hall's broker as the ``logger`` login,
+    until ``stop()`` or, with ``until_shipped``, the office holds all of it.
+    Returns the bytes the office lacks at the end."""
+    from .broker import load_credentials
+    from .mqtt import BrokerClient
+    creds = load_credentials(credentials, "logger")
+    lines = WholeLines(path)
+    net = BrokerClient(address, creds["logger"], [ack_topic(hall)], tls=tls, inline=True)
+    shipper = Shipper(path, hall, net.publish, lines)
+    net.start()
+    if say is not None:
+        say(f"shipping {path} to the office (hall {hall}, broker {address[0]}:{address[1]})")
+    try:
+        while not (stop is not None and stop()):
+            net.wait(0.05)
+            for name, payload in net.messages():
+                if name == shipper.ack_name:
+                    shipper.on_ack(payload)
+            shipper.poll()
+            if until_shipped and shipper.log is not None and not shipper.behind():
+                break
+    except KeyboardInterrupt:
+        pass  # Ctrl-C: say what the office lacks
+    finally:
+        behind = shipper.behind()
+        shipper.close()
+        lines.close()
+        net.stop()
+    return behind
