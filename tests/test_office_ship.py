@@ -166,3 +166,31 @@ def test_a_batch_of_lines_that_are_not_records_stores_nothing(tmp_path):
     assert copy.flush() == [("0123456789abcdef", len(lines), False)]
     assert copy.bad == 2 and copy.records == 0
     copy.close()
+
+
+def test_a_full_disk_at_the_office_holds_the_acknowledgement_not_the_records(tmp_path,
+                                                                            monkeypatch):
+    """ENOSPC at the office's fsync: nothing is acknowledged (the hall keeps
+    shipping from the last acknowledgement); once there is room, the held
+    records are stored once and acknowledged."""
+    import errno
+    from hallclock.link import logfile
+    monkeypatch.setattr(logfile, "RETRY_FULL_S", 0.0)
+    copy = officecopy.HallCopy(str(tmp_path), HALL)
+    full = [True]
+
+    def sync(fd):
+        if full[0]:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        os.fsync(fd)
+    copy.writer.sync = sync
+    lines = b"".join((json.dumps(record("t1", s)) + "\n").encode() for s in (1, 2, 3))
+    log = "0123456789abcdef"
+    copy.take(ship.batch(log, 0, len(lines), lines))
+    assert copy.flush() == []
+    copy.take(ship.batch(log, 0, len(lines), lines))  # sent again meanwhile: held once
+    assert copy.flush() == []
+    full[0] = False
+    assert copy.flush() == [(log, len(lines), False)]
+    assert [r["seq"] for r in read_records(copy.path)] == [1, 2, 3]
+    copy.close()
