@@ -194,3 +194,20 @@ def test_a_full_disk_at_the_office_holds_the_acknowledgement_not_the_records(tmp
     assert copy.flush() == [(log, len(lines), False)]
     assert [r["seq"] for r in read_records(copy.path)] == [1, 2, 3]
     copy.close()
+
+
+def test_a_line_no_broker_takes_is_said_once(tmp_path, fast):
+    log_path = str(tmp_path / "hall.jsonl")
+    writer = LogWriter(log_path)
+    rec = record("t1", 1)
+    rec["note"] = "x" * 1200  # no record the host writes is this long
+    writer.add(rec)
+    writer.flush()
+    said, sent = [], []
+    s = ship.Shipper(log_path, HALL, lambda t, p: sent.append(p), lambda: writer.good,
+                     say=said.append)
+    for _ in range(3):
+        s.poll()
+    assert len(said) == 1 and "longer than the brokers take" in said[0]
+    assert len(sent) >= 1 and len(sent[0]) > ship.MESSAGE_MAX
+    writer.close()

@@ -464,7 +464,9 @@ class BrokerLogger(Logger):
         if not self.viewer and creds[user].get("office"):
             from .ship import Shipper, ack_topic
             self.shipper = Shipper(self.writer.path, hall, self._publish_log,
-                                   lambda: self.writer.good)
+                                   lambda: self.writer.good,
+                                   say=lambda text: print(shown(text), file=sys.stderr,
+                                                          flush=True))
             self.ack_name = ack_topic(hall)
             topics.append(self.ack_name)
         self.net = BrokerClient(address, creds[user], topics, tls=tls, inline=True)

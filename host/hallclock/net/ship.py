@@ -35,7 +35,10 @@ import time
 
 from hallclock_fw.netlink import topic
 
+from .broker import MESSAGE_SIZE_LIMIT
+
 BATCH_BYTES = 900  # a message's lines at most: the brokers' message_size_limit is 1024
+MESSAGE_MAX = MESSAGE_SIZE_LIMIT  # what both brokers take a message
 WINDOW_BYTES = 64 * 1024  # bytes shipped and not yet acknowledged, at most
 STALL_S = 2.0  # no acknowledgement for this long: send again from what the office has
 REWIND_GAP_S = 0.5  # one rewind on the office's ``gap`` per this (others are in flight)
@@ -121,7 +124,7 @@ class Shipper:
     (``<log>.office``), so a restarted logger goes on from it; lost or stale,
     it costs a resend (the office drops what it has), never a record."""
 
-    def __init__(self, path, hall, publish, stored):
+    def __init__(self, path, hall, publish, stored, say=None):
         self.path = os.fspath(path)
         self.hall = hall
         self.topic = log_topic(hall)
@@ -140,6 +143,8 @@ class Shipper:
         self.fd = None
         self.messages = 0
         self.resends = 0  # rewinds (a stall or the office's gap)
+        self.say = say
+        self.too_long = None  # the offset of a line no broker takes (said once)
 
     def _identify(self, stored):
         try:
@@ -184,7 +189,14 @@ class Shipper:
             if not lines:
                 break
             end = self.sent + len(lines)
-            self.publish(self.topic, batch(self.log, self.sent, end, lines))
+            message = batch(self.log, self.sent, end, lines)
+            if len(message) > MESSAGE_MAX and self.too_long != self.sent:
+                self.too_long = self.sent
+                if self.say is not None:  # never for a record the host writes (a few hundred B)
+                    self.say(f"hallclock: {self.path}: a line of {len(lines)} bytes at byte "
+                             f"{self.sent} is longer than the brokers take ({MESSAGE_MAX} B a "
+                             "message): the office's copy stops before it")
+            self.publish(self.topic, message)
             self.messages += 1
             self.sent = end
         self._save(now)
@@ -291,7 +303,7 @@ def ship_file(address, hall, credentials, path, tls=None, until_shipped=False, s
     creds = load_credentials(credentials, "logger")
     lines = WholeLines(path)
     net = BrokerClient(address, creds["logger"], [ack_topic(hall)], tls=tls, inline=True)
-    shipper = Shipper(path, hall, net.publish, lines)
+    shipper = Shipper(path, hall, net.publish, lines, say=say)
     net.start()
     if say is not None:
         say(f"shipping {path} to the office (hall {hall}, broker {address[0]}:{address[1]})")
