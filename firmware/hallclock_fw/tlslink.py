@@ -69,19 +69,18 @@ def opener(cfg):
         else:
             ctx.load_verify_locations(cadata=der)
     except (OSError, ValueError):
-        cfg.error = "hallclock.cfg: tls_ca_file %s: no CA certificate (DER) to pin (CFG%d)" % (
-            ca_file, _C_TLS)
+        cfg.error = "hallclock.cfg: tls_ca_file %s: no CA to pin (CFG%d)" % (ca_file, _C_TLS)
         cfg.code = _C_TLS
         cfg.net = None
         return None
     host = net["broker"].rpartition(":")[0]
-
-    def wrap(open_raw):
-        def open_tls(now):
-            raw = open_raw(now)
-            return None if raw is None else Tls(ctx, host, raw)
-        return open_tls
+    def wrap(open_raw):  # -> the link's opener: each socket it opens, as a Tls
+        return lambda now: _tls(ctx, host, open_raw(now))
     return wrap
+
+
+def _tls(ctx, host, raw):
+    return None if raw is None else Tls(ctx, host, raw)  # None: Wi-Fi not joined yet
 
 
 class Tls(io.IOBase):
@@ -100,19 +99,13 @@ class Tls(io.IOBase):
         self.poller = select.poll()
         self.poller.register(raw, select.POLLOUT)
 
-    def _polled(self):
-        for _obj, ev in self.poller.ipoll(0):
-            return ev
-        return 0
-
     def _io(self, send, arg):
         """``send(arg)`` or ``recv(arg)``, the handshake taken a step on the way."""
         if self.tls is None:  # TCP connected (or failed: the first send says so)?
-            if not self._polled():
+            if not self.ioctl(_POLL, select.POLLOUT):
                 raise OSError(_EAGAIN)
             self.tls = self.ctx.wrap_socket(self.raw, server_hostname=self.host,
                                             do_handshake_on_connect=False)
-            self.poller.modify(self.raw, select.POLLIN)
         try:
             got = self.tls.send(arg) if send else self.tls.recv(arg)
         except ValueError:  # mbedTLS refused the broker's certificate
@@ -122,7 +115,7 @@ class Tls(io.IOBase):
         if got and not self.up:
             self.up = True
             self.poller.unregister(self.raw)
-            self.poller.register(self.tls, select.POLLIN)
+            self.poller.register(self.tls)
         return got
 
     def send(self, data):
@@ -132,12 +125,16 @@ class Tls(io.IOBase):
         return self._io(False, n)
 
     def ioctl(self, req, arg):
+        """select.poll's question (``arg``: the events asked): connecting, any
+        event of the raw socket (connected: time to wrap, it wakes the loop);
+        in the handshake, the raw socket's; after it, the TLS socket's."""
         if req != _POLL:  # (the unix port asks for a file number first: none)
             return -1
-        if self.tls is None:  # connecting: wake the loop once connected (time to wrap)
-            return arg if self._polled() else 0
-        self.poller.modify(self.tls if self.up else self.raw, arg)
-        return self._polled()
+        if self.tls is not None:
+            self.poller.modify(self.tls if self.up else self.raw, arg)
+        for _obj, ev in self.poller.ipoll(0):
+            return ev
+        return 0
 
     def close(self):
         (self.tls or self.raw).close()
