@@ -251,3 +251,55 @@ def test_the_tls_words_are_the_firmwares_codes():
     assert sorted(whytext.TLS_WORDS) == sorted([tlslink._E_REFUSED, tlslink._E_TLS])
     assert whytext.words(3 | tlslink._E_REFUSED << 5).startswith("TLS refused")
     assert tlslink._C_TLS in whytext.CFG_WORDS
+
+
+class _Raw:
+    """A raw socket holding the broker's bytes (the handshake's records)."""
+
+    def __init__(self, data):
+        self.data = bytearray(data)
+
+    def readinto(self, buf, n):  # (MicroPython's socket: None when nothing is there)
+        if not self.data:
+            return None
+        k = min(n, len(self.data))
+        buf[:k] = self.data[:k]
+        del self.data[:k]
+        return k
+
+    def fileno(self):  # (select.poll on CPython)
+        return 0
+
+
+def _record(kind, body):
+    return bytes((kind, 3, 3, len(body) >> 8, len(body) & 255)) + body
+
+
+def test_the_gate_hands_mbedtls_one_record_of_the_handshake_a_pass():
+    """While the handshake goes on, mbedTLS reads the broker's bytes through
+    tlslink's gate: one whole TLS record a pass (each record's arithmetic in
+    a pass of its own), in whatever pieces it asks for; nothing more until
+    the next pass opens it; once the handshake is done, everything."""
+    from hallclock_fw import tlslink
+    records = [_record(22, b"A" * 70), _record(22, b"B" * 300), _record(22, b"C" * 9)]
+    gate = tlslink._Gate.__new__(tlslink._Gate)  # (no poller: not polled here)
+    gate.raw, gate.head, gate.got, gate.left, gate.open = _Raw(b"".join(records)), \
+        bytearray(5), 0, 0, 0
+
+    def read_pass(ask=64):
+        got = b""
+        while True:
+            buf = bytearray(ask)
+            n = gate.readinto(buf)
+            if not n:
+                return got
+            got += bytes(buf[:n])
+
+    assert read_pass() == b""  # not opened: the first record waits
+    gate.open = 1
+    assert read_pass(3) == records[0]  # asked in 3-byte pieces: still the one record
+    assert read_pass() == b""
+    gate.open = 1
+    assert read_pass() == records[1]
+    gate.open = 2  # the handshake done: everything as it comes
+    assert read_pass(1000) == records[2]
