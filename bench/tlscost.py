@@ -72,12 +72,6 @@ names()
 tls = %(tls)r
 if tls:
     from hallclock_fw import tlslink
-    if %(ungated)r:  # the baseline: mbedTLS reads every record at once (no gate)
-        _init = tlslink._Gate.__init__
-        def _open_init(self, raw):
-            _init(self, raw)
-            self.open = 2
-        tlslink._Gate.__init__ = _open_init
 addr = socket.getaddrinfo("127.0.0.1", %(port)d)[0][-1]
 def raw(now):
     s = socket.socket()
@@ -125,21 +119,18 @@ def _qstrs(text):
     return [int(m) for m in re.findall(r"n_qstr=(\d+)", text)]
 
 
-def clock_rows(folder, creds, hall, port, tls_port, der, runs=5):
+def clock_rows(folder, creds, hall, port, tls_port, der, runs=3):
     """The clock's link, plain MQTT and TLS, in the unix port (64-bit sizes;
     the 32-bit figure by the unix calibration's Wi-Fi ratio, heap32's)."""
     from hallclock.vboard import unixport as mpunix
     env = dict(os.environ, MICROPYPATH=".frozen:" + str(mpunix.device_tree()))
     c = creds["t0"]
-    rows = {}  # (the ungated TLS row: the longest pass's baseline, same run)
-    for name, p, use_tls, ungated in (("plain", port, False, False),
-                                      ("tls_ungated", tls_port, True, True),
-                                      ("tls", tls_port, True, False)):
+    rows = {}
+    for name, p, use_tls in (("plain", port, False), ("tls", tls_port, True)):
         got = []
         for _ in range(runs):
             code = CLOCK % {"tls": use_tls, "port": p, "hall": hall, "pw": c["password"],
-                            "key": c["key"], "hall_key": c["hall_key"], "ca": der,
-                            "ungated": ungated}
+                            "key": c["key"], "hall_key": c["hall_key"], "ca": der}
             out = subprocess.run([mpunix.binary(), "-X", "heapsize=1048576", "-c", code],
                                  capture_output=True, text=True, timeout=120, env=env)
             line = [x for x in out.stdout.splitlines() if x.startswith("CLOCK ")]
@@ -151,18 +142,11 @@ def clock_rows(folder, creds, hall, port, tls_port, der, runs=5):
             got.append((int(live), int(peak), int(passes), int(longest), q[1] - q[0]))
         if name in rows:
             continue
-        longest = sorted(g[3] for g in got)
         rows[name] = {"live_after_connect_64": max(g[0] for g in got),
                       "peak_while_connecting_64": max(g[1] for g in got),
                       "passes_to_connect": max(g[2] for g in got),
-                      "longest_pass_us": longest,
-                      "longest_pass_us_median": longest[len(longest) // 2],
+                      "longest_pass_us": [g[3] for g in got],
                       "names_interned": max(g[4] for g in got)}
-    if "FAILED" not in rows.get("tls", {"FAILED": 1}) and \
-            "FAILED" not in rows.get("tls_ungated", {"FAILED": 1}):
-        rows["gate_longest_pass_ratio"] = round(
-            rows["tls"]["longest_pass_us_median"] /
-            max(1, rows["tls_ungated"]["longest_pass_us_median"]), 2)
     return rows
 
 
@@ -232,7 +216,7 @@ def _clock_figures(res):
     unix calibration's Wi-Fi ratio) on top of each Wi-Fi clock's peak in
     bench/results.json (heap32, the same tree's last run)."""
     rows = res.get("clock", {})
-    if any("FAILED" in rows.get(k, {"FAILED": 1}) for k in ("plain", "tls", "tls_ungated")):
+    if "FAILED" in rows.get("plain", {"FAILED": 1}) or "FAILED" in rows.get("tls", {"FAILED": 1}):
         res["clock_FAILED"] = "no clock row measured"
         return
     plain, tls = rows["plain"], rows["tls"]

@@ -104,11 +104,8 @@ class Tls(io.IOBase):
         if self.tls is None:  # TCP connected (or failed: the first send says so)?
             if not self.ioctl(_POLL, select.POLLOUT):
                 raise OSError(_EAGAIN)
-            self.gate = _Gate(self.raw)
-            self.tls = self.ctx.wrap_socket(self.gate, server_hostname=self.host,
+            self.tls = self.ctx.wrap_socket(self.raw, server_hostname=self.host,
                                             do_handshake_on_connect=False)
-        if send and not self.gate.open:
-            self.gate.open = 1  # the handshake: one more of the broker's records this pass
         try:
             got = self.tls.send(arg) if send else self.tls.recv(arg)
         except ValueError:  # mbedTLS refused the broker's certificate
@@ -117,7 +114,6 @@ class Tls(io.IOBase):
             raise OSError(e.args[0] if 0 < e.args[0] < 200 else _E_TLS)
         if got and not self.up:
             self.up = True
-            self.gate.open = 2  # done: every record as it comes
             self.poller.unregister(self.raw)
             self.poller.register(self.tls)
         return got
@@ -142,60 +138,3 @@ class Tls(io.IOBase):
 
     def close(self):
         (self.tls or self.raw).close()
-
-
-class _Gate(io.IOBase):
-    """The raw socket as mbedTLS reads it: while the handshake goes on, one
-    TLS record of the broker's a pass (``open`` 1, set by each pass's send),
-    so the arithmetic each record brings (its certificate checked, its signed
-    key checked, the key exchange) falls into a pass of its own instead of
-    one pass; once done (``open`` 2) every byte as it comes."""
-
-    def __init__(self, raw):
-        self.raw = raw
-        self.head = bytearray(5)  # the current record's header (type, version, length)
-        self.got = 0  # header bytes read of the current record
-        self.left = 0  # its body's bytes not read yet
-        self.open = 0
-        self.poller = select.poll()
-        self.poller.register(raw, select.POLLIN)
-
-    def readinto(self, buf):
-        """mbedTLS's read (into its own buffer: no bytes object made, and a
-        socket that has nothing says None, not an exception)."""
-        if self.got == 5 and not self.left:
-            self.got = 0  # the record read whole: the next one's header
-        if self.got == 0 and not self.open:
-            return None  # (EAGAIN: the next record waits for the next pass)
-        n = len(buf)
-        if self.open != 2:
-            k = 5 - self.got if self.got < 5 else self.left
-            n = k if k < n else n
-        k = self.raw.readinto(buf, n)
-        if not k or self.open == 2:
-            return k
-        if self.open == 1 and self.got == 0:
-            self.open = 0
-        if self.got < 5:
-            for i in range(k):
-                self.head[self.got + i] = buf[i]
-            self.got += k
-            if self.got == 5:
-                self.left = (self.head[3] << 8) | self.head[4]
-        else:
-            self.left -= k
-        return k
-
-    def write(self, buf):
-        return self.raw.write(buf)  # (None when the socket takes nothing now)
-
-    def ioctl(self, req, arg):  # (the TLS socket's poll asks it: the raw socket's)
-        if req != _POLL:
-            return -1
-        self.poller.modify(self.raw, arg)
-        for _obj, ev in self.poller.ipoll(0):
-            return ev
-        return 0
-
-    def close(self):
-        self.raw.close()
