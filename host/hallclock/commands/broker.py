@@ -147,7 +147,8 @@ def cmd_broker_config(args):
     print(f"hall {args.hall}: {len(clocks)} clocks; wrote {conf}, "
           f"credentials.json, viewer.json and clocks/*.cfg"
           + (f" ({len(tls_clocks)} on TLS: {', '.join(tls_clocks)}, with clocks/"
-             f"{broker.CLOCK_CA})" if tls_clocks else "")
+             f"{broker.CLOCK_CA}; TLS fits the GC heap of a duplicate clock only: "
+             "docs/network.md \"TLS on the clock\")" if tls_clocks else "")
           + f". Next: hallclock broker --dir "
           f"{args.out}; this laptop's tools use --broker 127.0.0.1:{local}")
     if office is not None:
