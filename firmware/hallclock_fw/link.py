@@ -142,7 +142,7 @@ class DeviceLink:
             text = self.health_text
         rtt = self.rtt
         if seq > rtt[_SENT_MAX]:  # a first sending: time it if none is timed
-            if rtt[_SENT_MAX] <= self.acked:  # none owed before: the wait starts now, not at the last ack
+            if rtt[_SENT_MAX] <= self.acked:  # none owed before: the wait starts at this sending
                 self.progress = now
                 self.heard = now  # ... and so does the host's silence (probe)
             rtt[_SENT_MAX] = seq
@@ -184,16 +184,20 @@ class DeviceLink:
 
     def send(self, now):
         """Send what is due, at most ``burst`` frames: an owed hello first, an
-        owed gap frame, new events, and resends after RESEND_MS."""
+        owed gap frame, the oldest owed event after the resend wait, new events."""
+        oldest = 0
         if self.rtt[_SENT_MAX] > self.acked and ticks_diff(now, self.progress) >= self.rto:
-            self.next_send = self.acked + 1  # nothing acknowledged for a while: go back
+            oldest = self.acked + 1  # alone: a slow host is not fed its window again
             self.progress = now
             self.rtt[_TIMED] = 0
             # each timeout in a row waits twice as long, up to RESEND_MS (a host away)
             self.rto = self.rto * 2 if self.rto < RESEND_MS // 2 else RESEND_MS
-            # host silent for HELLO_MS: only the oldest event goes, as a probe, not the backlog
-            self.probe = self.next_send if ticks_diff(now, self.heard) >= HELLO_MS else 0
-            if not self.host_seen or ticks_diff(now, self.last_hello) >= HELLO_MS:
+            # host silent for HELLO_MS: new events wait behind the probe (a restarted host says W)
+            if ticks_diff(now, self.heard) >= HELLO_MS:
+                self.next_send = self.probe = oldest
+                if ticks_diff(now, self.last_hello) >= HELLO_MS:
+                    self.hello_owed = True
+            if not self.host_seen:
                 self.hello_owed = True
         sent = 0
         if self.hello_owed:
@@ -205,6 +209,12 @@ class DeviceLink:
             self.gap_owed = False
             self.uart.write(protocol.gap(self.sid, self.first))
             sent += 1
+        if oldest and self.next_send > oldest:
+            if sent < self.burst:
+                self._send(oldest, now)
+                sent += 1
+            else:  # no room in this pass (a gap frame): from it, in the next ones
+                self.next_send = oldest
         last = self.probe if self.probe else self.seq
         while self.next_send <= last and sent < self.burst:
             self._send(self.next_send, now)
@@ -283,7 +293,9 @@ class DeviceLink:
                 self.rtt[_TIMED] = 0
         elif kind == "W":
             self.hello_owed = True
-            self.progress = ticks_add(now, -RESEND_MS)  # and resend at once
+            if self.next_send > self.acked + 1:  # and everything owed again, at once
+                self.next_send = self.acked + 1
+                self.rtt[_TIMED] = 0
         elif kind == "C":
             code = protocol.to_int(tokens[1])
             if 0 <= code <= 4:
