@@ -251,3 +251,20 @@ def test_the_tls_words_are_the_firmwares_codes():
     assert sorted(whytext.TLS_WORDS) == sorted([tlslink._E_REFUSED, tlslink._E_TLS])
     assert whytext.words(3 | tlslink._E_REFUSED << 5).startswith("TLS refused")
     assert tlslink._C_TLS in whytext.CFG_WORDS
+
+
+def test_the_plain_wifi_clock_interns_none_of_tls_names():
+    """The heap model's Wi-Fi clock (the webassembly VM: the firmware's
+    modules as a board imports them, hallclock.cfg's parser and the link's
+    builders included): no name of TLS's is interned, the module is not
+    loaded (the plain Wi-Fi clock is at the qstr pools' limit)."""
+    from hallclock.vboard import bootheap
+    with bootheap.open_vm() as vm:
+        _fig, st = bootheap.boot32(vm, "scrabble", "wifi", minutes=1)
+        loaded = vm.exec("import sys\nprint(sorted(k for k in sys.modules if 'tls' in k))")
+    interned = st["sets"]["booted"]
+    assert "WifiLink" in interned and "NetLink" in interned  # (the set is the Wi-Fi clock's)
+    for name in ("tlslink", "hallclock_fw.tlslink", "Tls", "tls_ca_file", "_io", "ioctl",
+                 "server_hostname", "load_verify_locations"):
+        assert name not in interned, name
+    assert "[]" in loaded, loaded
