@@ -37,6 +37,7 @@ import mqttscale
 from scale import HOLD_MS, LEAD_MS
 
 REAL_MOVE_S = 30.0  # a real game's pace: a move every 30 s per clock (the backlog's yardstick)
+MARGIN_S = 2.0  # latency counts the events sent this long before the office stops, every one
 CONNECT_S = 60.0
 
 
@@ -292,7 +293,7 @@ def phase(halls=5, clocks=40, latency_s=20.0, outage_s=10.0, accel=30.0,
             p.join(timeout=30)
         return analyse(rig, work, loggers, office1, office2, ready, ready["t"] - down_at,
                        seen_done, backlog, wanted, halls, clocks, latency_s, outage_s, accel,
-                       live_press, catchup_max_s)
+                       live_press, catchup_max_s, window_end=t0 + latency_s - MARGIN_S)
     finally:
         for p in procs:
             if p.is_alive():
@@ -302,7 +303,11 @@ def phase(halls=5, clocks=40, latency_s=20.0, outage_s=10.0, accel=30.0,
 
 
 def analyse(rig, work, loggers, office1, office2, ready, down_s, seen_done, backlog, wanted,
-            halls, clocks, latency_s, outage_s, accel, live_press, catchup_max_s):
+            halls, clocks, latency_s, outage_s, accel, live_press, catchup_max_s,
+            window_end=None):
+    """The figures; ``window_end``: the events sent before it (MARGIN_S before
+    the office stopped) are the latency's, every one of them (none left out
+    for being slow: one the office had not stored by its stop is a FAILED)."""
     sent = {}  # (hall, clock index, seq) -> the frame's send stamp
     emitted = dropped = unfinished = 0
     for h, rs in work.items():
@@ -327,7 +332,11 @@ def analyse(rig, work, loggers, office1, office2, ready, down_s, seen_done, back
     office_fsync = {}
     for h, stamps in office1["stamps"].items():
         office_fsync.update(index(stamps, h))
-    both = [k for k in office_fsync if k in hall_fsync and k in sent]
+    if window_end is None:
+        window_end = max(sent.values(), default=0.0) + 1.0
+    window = [k for k, t in sent.items() if t < window_end]
+    both = [k for k in window if k in office_fsync and k in hall_fsync]
+    late = len(window) - len(both)
     hall_lat = [hall_fsync[k] - sent[k] for k in both]
     office_lat = [office_fsync[k] - sent[k] for k in both]
     caught = {}
@@ -344,7 +353,7 @@ def analyse(rig, work, loggers, office1, office2, ready, down_s, seen_done, back
         "halls": halls, "clocks_per_hall": clocks, "clocks": halls * clocks,
         "office_up_s": latency_s, "press_every_ms_office_up": list(live_press),
         "events_emitted": emitted, "ring_dropped": dropped,
-        "records_both_stored_office_up": len(both),
+        "records_both_stored_office_up": len(both),  # every event sent MARGIN_S before the stop
         "hall_logger_latency_ms": summary(hall_lat, 1000.0, 2),
         "office_latency_ms": summary(office_lat, 1000.0, 2),
         "office_over_hall_p50": round(pct(office_lat, 50) / max(pct(hall_lat, 50), 1e-9), 2)
@@ -362,6 +371,8 @@ def analyse(rig, work, loggers, office1, office2, ready, down_s, seen_done, back
             if last is not None else None,
             "caught_up_seen_within_s": round(seen_done - ready["t"], 2),
         },
+        "device_lag_ms_p99": round(max((r.get("lag_ms_p99") or 0) for rs in work.values()
+                                       for r in rs), 2) if work else None,
         "office_cpu_s": round(office1["cpu_s"] + office2["cpu_s"], 2),
         "hall_loggers_cpu_s": round(sum(lg["cpu_s"] for lg in loggers), 2),
         "copies_equal_hall_logs": sum(copies_equal),
@@ -369,6 +380,8 @@ def analyse(rig, work, loggers, office1, office2, ready, down_s, seen_done, back
     problems = [
         "no record reached both a hall's log and the office's copy while the office was up"
         if not both else None,
+        "%d of the %d events sent %.0f s or more before the office stopped had not reached "
+        "the office by then" % (late, len(window), MARGIN_S) if both and late else None,
         "%d clocks never finished their game" % unfinished if unfinished else None,
         "%d events dropped from the clocks' rings" % dropped if dropped else None,
         "the hall logs hold %d records, the clocks emitted %d" % (

@@ -91,7 +91,7 @@ def test_office_benchmark_times_the_office_beside_the_hall_and_its_catch_up():
     each hall logger's fsync and the office's fsync of the same records, and
     the office's catch-up after its outage; its copies equal the halls' logs."""
     import officebench
-    res = officebench.bench(1, 2, latency_s=3.0, outage_s=2.0)
+    res = officebench.bench(1, 2, latency_s=5.0, outage_s=2.0)
     assert "FAILED" not in res, res
     assert res["records_both_stored_office_up"] > 4
     assert res["office_latency_ms"]["n"] == res["hall_logger_latency_ms"]["n"]
@@ -122,3 +122,31 @@ def test_office_benchmark_fails_loudly_when_nothing_reached_the_office(tmp_path,
     assert "the office did not catch up" in res["FAILED"]
     assert "office_latency_ms" not in res
     assert "FAILED: no record reached both" in capsys.readouterr().err
+
+
+def test_office_benchmark_counts_every_event_of_its_window(tmp_path):
+    """The latency is of every event sent before the window's end (2 s
+    before the office stopped), none left out for being slow: one the
+    office had not stored by then makes the run FAILED."""
+    import officebench
+
+    class Rig:
+        halls = ["hall-1"]
+        hall = {"hall-1": {"log": str(tmp_path / "hall-1.jsonl")}}
+        copies = str(tmp_path / "copies")
+    work = {"hall-1": [{"devices": [{"i": 0, "emitted": 2, "dropped": 0, "done": True,
+                                     "stamps": {1: 0.0, 2: 0.1}}]}]}
+    loggers = [{"hall_logger": "hall-1", "cpu_s": 0.1,
+                "stamps": [("bench-000", 1, "boot", 0.01), ("bench-000", 2, "turn", 0.11)]}]
+    office1 = {"stamps": {"hall-1": [("bench-000", 1, "boot", 0.02)]}, "cpu_s": 0.0}
+    office2 = {"stamps": {"hall-1": [("bench-000", 2, "turn", 3.0)]}, "cpu_s": 0.0}
+    res = officebench.analyse(Rig(), work, loggers, office1, office2, {"t": 1.0}, 1.0, 2.0,
+                              {"hall-1": 2}, {"hall-1": 2}, 1, 1, 1.0, 1.0, 30.0, (700, 2500),
+                              10.0, window_end=5.0)
+    assert "1 of the 2 events sent 2 s or more before the office stopped had not reached " \
+           "the office" in res["FAILED"]
+    res = officebench.analyse(Rig(), work, loggers, office1, office2, {"t": 1.0}, 1.0, 2.0,
+                              {"hall-1": 2}, {"hall-1": 2}, 1, 1, 1.0, 1.0, 30.0, (700, 2500),
+                              10.0, window_end=0.05)
+    assert "events sent" not in res.get("FAILED", "")  # seq 2 is past the window
+    assert res.get("unchecked", res)["office_latency_ms"]["n"] == 1
