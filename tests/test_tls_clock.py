@@ -228,7 +228,7 @@ def test_a_tls_clock_without_its_ca_says_cfg10_and_stays_off_the_network(
     hw.use_network = use_network
     play_device(hw, 300)
     assert not used and hw.lines and hw.lines[0].endswith(
-        "hallclock.cfg: tls_ca_file hallclock.ca: no CA to pin (CFG10) (using the defaults)"), \
+        "hallclock.cfg: tls_ca_file hallclock.ca: no CA to pin (CFG10) (on USB, not the network)"), \
         hw.lines
     assert [d.text for d in hw.displays] == ["CF 10", "CF 10"]  # (the colon's place: a space)
     _u, _f, _l, info = device.heap_text(hw, info=True)

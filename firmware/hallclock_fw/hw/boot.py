@@ -12,6 +12,7 @@ from ..events import BTN_PAUSE, BTN_START, EV_REFUSED
 
 # collect after this many bytes allocated, a fixed figure (the ESP32's mem_free counts IDF's)
 GC_THRESHOLD = const(6144)
+_C_TLS = const(10)  # hallclock.cfg's TLS CA refused (tlslink.py): its settings kept, off the network
 
 
 def start(hw, make_app):
@@ -38,7 +39,8 @@ def start(hw, make_app):
     if cfg.net is not None and hasattr(hw, "use_network"):
         hw.use_network(cfg)  # the hall network (Wi-Fi) instead of the USB serial link
     if cfg.error is not None:  # (after: a CA the network cannot pin refuses the cfg too)
-        hw.console("hallclock: " + cfg.error + " (using the defaults)")
+        hw.console("hallclock: " + cfg.error + (" (on USB, not the network)" if cfg.code == _C_TLS
+                                                else " (using the defaults)"))
         hw.cfg_note = ";cfg=%d" % cfg.code  # the doctor's health answer names it
     app = make_app(hw.panel, hw.uart, cfg.mode, cfg.settings, cfg.clock, hw.session_id(), now)
     if hasattr(hw, "save_settings"):
