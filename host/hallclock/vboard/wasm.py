@@ -126,8 +126,9 @@ MACHINE_STANDIN = (
 
 
 # imported only by a clock whose hallclock.cfg puts it on the hall network
+# (tlslink: only by one whose cfg asks for TLS, docs/network.md "TLS on the clock")
 NETWORK_MODULES = ("hallclock_fw.hw.wifi", "hallclock_fw.netlink", "hallclock_fw.mqtt",
-                   "hallclock_fw.seal")
+                   "hallclock_fw.seal", "hallclock_fw.tlslink")
 # imported only while set-up at the clock runs, and dropped after it (app.py);
 # (hw/cfgsave.py is a boot module too now: hw/config.py imports it)
 SETUP_MODULES = ("hallclock_fw.setup_mode", "hallclock_fw.hw.cfgsave")
@@ -146,7 +147,9 @@ def import_heap(serial_only=False):
     files["machine.py"] = MACHINE_STANDIN
     files["network.py"] = "STA_IF = 0\nclass WLAN:\n    def __init__(self, *a): pass\n"
     files["socket.py"] = "AF_INET = 2\nSOCK_STREAM = 1\n"  # the webassembly port has none
-    with VMProcess(files, "import machine, network, socket", obj_expr=None) as vm:
+    # ... nor mbedTLS: the board's tls module (what its ssl wraps), as tlslink.py imports it
+    files["tls.py"] = "PROTOCOL_TLS_CLIENT = 0\nCERT_REQUIRED = 2\nclass SSLContext:\n    pass\n"
+    with VMProcess(files, "import machine, network, socket, tls", obj_expr=None) as vm:
         base = vm.heap_live()
         vm.exec("\n".join("import " + m for m in mods))
         return vm.heap_live() - base, mods
