@@ -586,6 +586,22 @@ def test_the_doctor_says_whether_tls_to_the_broker_fits_the_clock(idf, fits):
     assert not [x for x in verdict(None, rec)[0] if x.startswith("TLS")]
 
 
+@pytest.mark.parametrize("mode, gc_fits", [("duplicate", True), ("scrabble", False),
+                                           ("backgammon", False)])
+def test_the_doctor_says_which_modes_gc_heap_has_room_for_tls(mode, gc_fits):
+    """The IDF heap has room; the GC heap of a Scrabble or backgammon clock
+    on TLS does not (bench/tlscost.py on heap32's peaks): the doctor says so
+    beside "would fit"; a duplicate clock gets no such line."""
+    from hallclock.commands.doctor import verdict
+    rec = health.health_fields("fw=%s;mp=1.24.1;idf=70000,30000" % VERSION)
+    rec.update(gc_used=40000, gc_free=90000, gc_largest=None, longest_pass_ms=12)
+    lines = verdict(("H", "0a0b0c0d", "t1", mode, VERSION), rec)[0]
+    note = [x for x in lines if x.startswith("but a ")]
+    assert any(x.startswith("TLS to the broker would fit") for x in lines), lines
+    assert (not note) if gc_fits else (len(note) == 1 and f"a {mode} clock on TLS would "
+                                       "outgrow the first GC area" in note[0]), lines
+
+
 # -- main.py: an uncaught error restarts the board --------------------------------
 def _run_main(monkeypatch, exc):
     """firmware/main.py on CPython: hw/device.py's run raises ``exc``; the

@@ -153,6 +153,10 @@ def verdict(hello, health):
         fits = tls_fits(health)
         if fits is not None:
             lines.append(fits[1])
+            from ..link.health import tls_gc_note
+            note = tls_gc_note(hello[3] if hello is not None else None) if fits[0] else None
+            if note is not None:
+                lines.append(shown(note))
     lines.append(f"longest pass since the last report: {health.get('longest_pass_ms')} ms")
     parts = health.get("partitions")
     if parts:

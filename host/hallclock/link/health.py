@@ -139,6 +139,21 @@ TLS_IDF_BYTES = 28672
 TLS_BLOCK_BYTES = 17408
 
 
+# The modes whose clock's GC heap has room for the TLS link (bench/tlscost.py on
+# heap32's Wi-Fi peaks, docs/network.md "TLS on the clock": about 4 770 B more)
+TLS_GC_MODES = ("duplicate",)
+
+
+def tls_gc_note(mode):
+    """None, or the doctor's sentence when a clock of ``mode`` on TLS would
+    outgrow the first GC area whatever its IDF heap says."""
+    if mode is None or mode in TLS_GC_MODES:
+        return None
+    return (f"but a {mode} clock on TLS would outgrow the first GC area (its TLS link: about "
+            f"4 770 B more; it fits a {', '.join(TLS_GC_MODES)} clock only): keep it on plain "
+            "MQTT (docs/network.md \"TLS on the clock\")")
+
+
 def tls_fits(rec):
     """None (the clock reports no IDF heap), or (fits, sentence): whether the
     IDF heap this health record shows leaves the doctor's floor after one TLS
