@@ -28,6 +28,35 @@ def machine():
             "system": platform.system() + " " + platform.release()}
 
 
+def sched(pid="self"):
+    """(CPU s, s spent runnable but waiting for a CPU) of a process, every
+    live thread (/proc/PID/task/*/schedstat); None where there is no such
+    file.  The second is the machine's load as that process felt it: on a
+    shared machine a benchmark's latency may be its queue for a CPU."""
+    try:
+        tasks = os.listdir("/proc/%s/task" % pid)
+    except OSError:
+        return None
+    run = wait = 0
+    for t in tasks:
+        try:
+            with open("/proc/%s/task/%s/schedstat" % (pid, t)) as f:
+                a = f.read().split()
+        except OSError:
+            continue
+        run += int(a[0])
+        wait += int(a[1])
+    return [run / 1e9, wait / 1e9]
+
+
+def sched_since(before, pid="self"):
+    """What :func:`sched` says has passed since ``before`` (None: unknown)."""
+    now = sched(pid)
+    if before is None or now is None:
+        return None
+    return [round(now[0] - before[0], 3), round(now[1] - before[1], 3)]
+
+
 def pct(values, p):
     """The p-th percentile (nearest rank) of ``values``; None if empty."""
     if not values:

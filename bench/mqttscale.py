@@ -56,6 +56,7 @@ def worker(devs, t0, duration_ms, press_ms, seed, address, creds, out_q, scripts
     while time.monotonic() < t0:
         time.sleep(0.002)
     cpu0 = os.times()
+    sched0 = common.sched()
     stop_at = t0 + duration_ms / 1000.0 + DRAIN_S
     while True:
         now_ms = (time.monotonic() - t0) * 1000.0
@@ -93,6 +94,7 @@ def worker(devs, t0, duration_ms, press_ms, seed, address, creds, out_q, scripts
             time.sleep(wait)
     t1 = os.times()
     res = {"cpu_s": (t1.user - cpu0.user) + (t1.system - cpu0.system),
+           "wall_s": time.monotonic() - t0, "sched": common.sched_since(sched0),
            "lag_ms_p99": pct(lag, 99), "devices": []}
     for d in ds:
         link = d["r"].app.link
@@ -112,10 +114,12 @@ def logger_sink(address, creds_file, out, t0, max_s, clocks, out_q):
     while time.monotonic() < t0:
         time.sleep(0.005)
     c0 = os.times()
+    sched0 = common.sched()
     finished = logger.run(exit_on_end=True, max_s=max_s)
     c1 = os.times()
     out_q.put({"sink": "mqtt-logger", "cpu_s": (c1.user - c0.user) + (c1.system - c0.system),
-               "wall_s": time.monotonic() - t0, "finished": finished, "stamps": stamps})
+               "wall_s": time.monotonic() - t0, "finished": finished, "stamps": stamps,
+               "sched": common.sched_since(sched0)})
 
 
 def phase(n, duration_s=12.0, press_ms=(50, 200), workers=None, seed=1):
@@ -133,6 +137,8 @@ def phase(n, duration_s=12.0, press_ms=(50, 200), workers=None, seed=1):
                                                    clocks, q))
         sp.start()
         q.get(timeout=30)  # the logger is subscribed before any clock speaks
+        broker_pid = own.broker.proc.pid if own.broker.proc is not None else None
+        broker0 = common.sched(broker_pid)
         w = max(1, min(workers or max(2, (n + 24) // 25), n))
         procs = []
         for k in range(w):
@@ -141,12 +147,17 @@ def phase(n, duration_s=12.0, press_ms=(50, 200), workers=None, seed=1):
             p.start()
             procs.append(p)
         results = _collect(q, procs + [sp], w + 1, LEAD_MS / 1000.0 + max_s + 90)
+        broker = common.sched_since(broker0, broker_pid)
     shutil.rmtree(tmp, ignore_errors=True)
     sink_res = [r for r in results if "sink" in r][0]
     work = [r for r in results if "sink" not in r]
     res = analyse(n, "mqtt-logger", duration_s, press_ms, sink_res, work, 0)
-    (res.get("unchecked") or res)["device_reconnects"] = sum(
-        d["reconnects"] for wk in work for d in wk["devices"])
+    figs = res.get("unchecked") or res
+    figs["device_reconnects"] = sum(d["reconnects"] for wk in work for d in wk["devices"])
+    if broker is not None:  # Mosquitto's CPU, and its wait for one, over the whole run
+        figs["broker_cpu_us_per_event"] = round(broker[0] / max(figs["events_emitted"], 1)
+                                                * 1e6, 1)
+        figs["broker_cpu_wait_share"] = round(broker[1] / max(sink_res["wall_s"], 1e-9), 3)
     return res
 
 
@@ -247,7 +258,53 @@ def bench(sizes=(200,), duration_s=12.0, paces=((700, 2500), (50, 200)), spread_
                 runs.append(scale.phase(n, "logger", duration_s, press_ms))
     if say:
         say("  mqtt start spread: %d clocks" % spread_clocks)
-    return {"runs": runs, "start_spread": start_spread(spread_clocks)}
+    return {"runs": runs, "compare": compare(runs, say),
+            "start_spread": start_spread(spread_clocks)}
+
+
+def compare(runs, say=None):
+    """The goals (issue 34), MQTT against the ptys of the same size and pace
+    in the same run: p99 event->fsync within 2x, the logger's CPU per event
+    within 1.5x, nothing undelivered.  Each verdict carries how long each
+    path's processes waited for a CPU, so a run starved by the machine's load
+    says so instead of passing or failing on it."""
+    out = []
+    for m in runs:
+        fm = m.get("unchecked") or m
+        if fm.get("sink") != "mqtt-logger":
+            continue
+        p = [r for r in runs if (r.get("unchecked") or r).get("sink") == "logger"
+             and (r.get("unchecked") or r).get("devices") == fm["devices"]
+             and (r.get("unchecked") or r).get("press_every_ms") == fm["press_every_ms"]]
+        if not p:
+            continue
+        fp = p[0].get("unchecked") or p[0]
+        row = {"devices": fm["devices"], "press_every_ms": fm["press_every_ms"],
+               "wait_share": {"mqtt_logger": fm.get("sink_cpu_wait_share"),
+                              "mqtt_workers": fm.get("device_cpu_wait_share"),
+                              "broker": fm.get("broker_cpu_wait_share"),
+                              "pty_logger": fp.get("sink_cpu_wait_share"),
+                              "pty_workers": fp.get("device_cpu_wait_share")},
+               "device_cpu_us_per_event": {"mqtt": fm.get("device_cpu_us_per_event"),
+                                           "pty": fp.get("device_cpu_us_per_event")}}
+        failed = [r["FAILED"] for r in (m, p[0]) if r.get("FAILED")]
+        if failed:
+            row["verdict"] = "FAILED: " + "; ".join(failed)
+        else:
+            p99 = fm["latency_ms"]["p99"] / max(fp["latency_ms"]["p99"], 1e-9)
+            cpu = fm["sink_cpu_us_per_event"] / max(fp["sink_cpu_us_per_event"], 1e-9)
+            row.update({"p99_ratio": round(p99, 2), "cpu_ratio": round(cpu, 2)})
+            met = p99 <= 2.0 and cpu <= 1.5
+            row["verdict"] = "met" if met else (
+                "not met (MQTT p99 %.1fx, logger CPU %.2fx the ptys'; waited for a CPU: "
+                "MQTT logger %s, workers %s, broker %s; pty logger %s, workers %s)" % (
+                    p99, cpu, *("%.0f %%" % (100 * v) if v is not None else "?"
+                                for v in row["wait_share"].values())))
+        if say:
+            say("  mqtt vs pty, %d clocks, %d-%d ms: %s" % (
+                fm["devices"], fm["press_every_ms"][0], fm["press_every_ms"][1], row["verdict"]))
+        out.append(row)
+    return out
 
 
 if __name__ == "__main__":

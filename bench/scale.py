@@ -83,6 +83,7 @@ def worker(devs, t0, duration_ms, press_ms, seed, self_ack, out_q, inherited=())
     while time.monotonic() < t0:
         time.sleep(0.005)
     cpu0 = _cpu()
+    sched0 = common.sched()
     stop_at = t0 + duration_ms / 1000.0 + DRAIN_S
     while True:
         now = time.monotonic()
@@ -135,6 +136,7 @@ def worker(devs, t0, duration_ms, press_ms, seed, self_ack, out_q, inherited=())
                 by_fd[fd]["r"].feed(data)
     cpu = _cpu() - cpu0
     res = {"cpu_s": cpu, "wall_s": time.monotonic() - t0, "lag_ms_p99": pct(lag, 99),
+           "sched": common.sched_since(sched0),
            "lag_ms_max": max(lag) if lag else 0, "devices": []}
     for d in runners:
         link = d["r"].app.link
@@ -164,9 +166,10 @@ def logger_sink(paths, out, t0, max_s, out_q, inherited=()):
     while time.monotonic() < t0:
         time.sleep(0.005)
     cpu0 = _cpu()
+    sched0 = common.sched()
     finished = logger.run(exit_on_end=True, max_s=max_s)
     out_q.put({"sink": "logger", "cpu_s": _cpu() - cpu0, "wall_s": time.monotonic() - t0,
-               "finished": finished, "stamps": stamps})
+               "finished": finished, "stamps": stamps, "sched": common.sched_since(sched0)})
 
 
 def baseline_sink(paths, out, t0, max_s, n, out_q, inherited=()):
@@ -320,6 +323,12 @@ def analyse(n, sink, duration_s, press_ms, sink_res, work, log_bytes):
         "sink_cpu_share": round(sink_res["cpu_s"] / max(sink_res["wall_s"], 1e-9), 3),
         "sink_cpu_us_per_event": round(sink_res["cpu_s"] / max(total, 1) * 1e6, 1),
         "device_workers": len(work), "device_cpu_s": round(wcpu, 2),
+        "device_cpu_us_per_event": round(wcpu / max(emitted, 1) * 1e6, 1),
+        # time runnable but waiting for a CPU (the machine's load), per
+        # second of the run: the logger's, and the device workers' mean
+        "sink_cpu_wait_share": _wait_share([sink_res]),
+        "device_cpu_wait_share": _wait_share(work),
+        "load_avg_1min": round(os.getloadavg()[0], 1),
         "device_lag_ms_p99": round(max((w["lag_ms_p99"] or 0) for w in work), 2),
         "device_ring_dropped": sum(d["dropped"] for d in devices.values()),
         "devices_unfinished": sum(1 for d in devices.values() if not d["done"]),
@@ -328,6 +337,26 @@ def analyse(n, sink, duration_s, press_ms, sink_res, work, log_bytes):
         "log_bytes": log_bytes,
     }
     return common.premise(res, offered(n, devices, stored, res, press_ms))
+
+
+def _load_note(res):
+    """The machine's share in a run that fell behind: how long its processes
+    waited for a CPU, the load average."""
+    dw, sw = res.get("device_cpu_wait_share"), res.get("sink_cpu_wait_share")
+    if dw is None:
+        return ""
+    return (" (the machine's load: the clocks' workers waited for a CPU %.0f %% of the "
+            "run, the logger %.0f %%; load average %.1f on %d CPUs)"
+            % (100 * dw, 100 * (sw or 0), res.get("load_avg_1min", 0), os.cpu_count()))
+
+
+def _wait_share(procs):
+    """Seconds a process waited for a CPU per second of its run (mean over
+    ``procs``); None where the system does not say."""
+    got = [(p["sched"][1], p["wall_s"]) for p in procs if p.get("sched") and p.get("wall_s")]
+    if not got:
+        return None
+    return round(sum(w / max(t, 1e-9) for w, t in got) / len(got), 3)
 
 
 def offered(n, devices, stored, res, press_ms):
@@ -345,8 +374,8 @@ def offered(n, devices, stored, res, press_ms):
         "%d events undelivered (%d clocks short)" % (res["events_lost"], res["devices_short"])
         if res["events_lost"] else None,
         "the load was not offered: the devices' passes ran %.0f ms late (p99), more "
-        "than the %d ms between two presses" % (lag, press_ms[1]) if lag > press_ms[1]
-        else None,
+        "than the %d ms between two presses%s" % (lag, press_ms[1], _load_note(res))
+        if lag > press_ms[1] else None,
         "nothing stored" if not res["events_stored"] else None,
     ]
 

@@ -26,14 +26,16 @@ def test_latency_benchmark_pairs_each_press_with_its_frame():
     assert res["latency_ms"]["max"] >= 12  # the debouncer is in the path
 
 
-def _analyse(stored_seqs, emitted=5, lag=1.0, press_ms=(50, 200)):
+def _analyse(stored_seqs, emitted=5, lag=1.0, press_ms=(50, 200), sink_name="logger",
+             wait=0.1, sink_cpu=0.1):
     import scale
     dev = {"i": 0, "emitted": emitted, "dropped": 0, "done": True,
            "stamps": {s: 0.0 for s in range(1, emitted + 1)}}
-    work = [{"cpu_s": 0.1, "lag_ms_p99": lag, "devices": [dev]}]
-    sink = {"cpu_s": 0.1, "wall_s": 1.0, "finished": True,
+    work = [{"cpu_s": 0.1, "wall_s": 1.0, "sched": [0.1, wait], "lag_ms_p99": lag,
+             "devices": [dev]}]
+    sink = {"cpu_s": sink_cpu, "wall_s": 1.0, "finished": True, "sched": [0.1, wait],
             "stamps": [("bench-000", s, "press", 0.01 * s) for s in stored_seqs]}
-    return scale.analyse(1, "logger", 1.0, press_ms, sink, work, 0)
+    return scale.analyse(1, sink_name, 1.0, press_ms, sink, work, 0)
 
 
 def test_scale_benchmark_fails_loudly_when_an_event_is_undelivered(capsys):
@@ -50,6 +52,25 @@ def test_scale_benchmark_fails_loudly_when_an_event_is_undelivered(capsys):
     assert "the load was not offered" in late["FAILED"]
     found = common.failures({"scale": {"runs": [good, short]}, "mqtt": late})
     assert [w for w, _ in found] == ["scale.runs[1]", "mqtt"]
+
+
+def test_a_run_behind_its_pace_says_how_long_it_waited_for_a_cpu():
+    """On a shared machine a run's figures may be its queue for a CPU: a run
+    that fell behind says so in its FAILED (the workers' and the logger's
+    wait, the load average), and the MQTT-against-pty verdict carries every
+    process's wait beside its ratios, whether the goal is met or not."""
+    import mqttscale
+    late = _analyse([1, 2, 3, 4, 5], lag=350.0, wait=0.9)
+    assert "waited for a CPU 90 % of the run, the logger 90 %" in late["FAILED"]
+    pty = _analyse([1, 2, 3, 4, 5])
+    quick = _analyse([1, 2, 3, 4, 5], sink_name="mqtt-logger", sink_cpu=0.12)
+    costly = _analyse([1, 2, 3, 4, 5], sink_name="mqtt-logger", sink_cpu=0.2, wait=0.6)
+    assert mqttscale.compare([quick, pty])[0]["verdict"] == "met"
+    row = mqttscale.compare([costly, pty])[0]
+    assert row["cpu_ratio"] == 2.0 and row["verdict"].startswith("not met")
+    assert "MQTT logger 60 %" in row["verdict"] and "pty logger 10 %" in row["verdict"]
+    late_mqtt = _analyse([1, 2, 3, 4, 5], lag=350.0, wait=0.9, sink_name="mqtt-logger")
+    assert mqttscale.compare([late_mqtt, pty])[0]["verdict"].startswith("FAILED: ")
 
 
 def test_start_spread_seals_its_start_and_every_clock_starts():
