@@ -26,7 +26,7 @@ from hallclock.vboard.device import make_runner
 
 import common
 from common import pct, run_due, scrabble_settings
-from scale import DRAIN_S, LEAD_MS, analyse, device_script
+from scale import DRAIN_S, LEAD_MS, analyse, device_script, yield_cpu
 
 HALL = "bench"
 CONNECT_S = 30.0
@@ -37,6 +37,7 @@ def name(i):
 
 
 def worker(devs, t0, duration_ms, press_ms, seed, address, creds, out_q, scripts=None):
+    yield_cpu()
     values = scrabble_settings()
     ds = []
     for i in devs:
