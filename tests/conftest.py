@@ -96,3 +96,67 @@ def utc(monkeypatch):
     yield
     monkeypatch.undo()
     time.tzset()
+
+
+# -- the order the workers take the tests in (docs/testing.md "Parallel workers")
+# The longest tests first (from `make test`'s --durations), those that compute
+# (MicroPython VMs, a 10 MB log) between those that wait (clocks at real time,
+# a broker's last will), so the two cores stay busy: with `--maxschedchunk 2`
+# the workers take the tests one or two at a time in this order, and the short
+# ones fill in at the end, so the workers end together.  An entry is a file or
+# the start of a test's name in it; a file's tests stay together where it has
+# module fixtures.  The rest keep their order after these; a test longer than
+# SLOW_S in a file not named here is listed at the end of the run.
+SLOW_FIRST = (
+    "test_micropython.py::test_same_log_on_cpython_and_micropython[backgammon-",
+    "test_reboot_round.py", "test_console_api.py", "test_mqtt_lost.py",
+    "test_micropython.py::test_steady_state", "test_readme_tour.py", "test_round.py",
+    "test_micropython.py", "test_deploy.py", "test_mqtt_attacks.py", "test_fleet_deploy.py",
+    "test_console.py", "test_firmware_build.py", "test_faults.py",
+    "test_display_property.py", "test_mqtt_faults.py", "test_flash.py",
+    "test_mqtt_security.py", "test_unixport.py", "test_timebase.py", "test_projector.py",
+    "test_hardware.py", "test_bench_smoke.py", "test_referee_views.py",
+    "test_roundreport.py", "test_cli_fuzz.py", "test_backgammon.py",
+)
+SLOW_S = 10.0
+_unnamed_slow = {}
+
+
+def _rank(item):
+    name = f"{item.path.name}::{item.name}"
+    return next((i for i, entry in enumerate(SLOW_FIRST) if name.startswith(entry)),
+                len(SLOW_FIRST))
+
+
+def pytest_collection_modifyitems(config, items):
+    items.sort(key=_rank)  # stable: the rest in their collection order
+
+
+def pytest_runtest_logreport(report):
+    name = os.path.basename(report.location[0])
+    if report.duration > SLOW_S and not any(e.split("::")[0] == name for e in SLOW_FIRST):
+        _unnamed_slow[report.nodeid] = report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    for nodeid, secs in sorted(_unnamed_slow.items(), key=lambda kv: -kv[1]):
+        terminalreporter.write_line(f"slow ({secs:.0f} s) but not in conftest.SLOW_FIRST: "
+                                    f"{nodeid}")
+
+
+def pytest_sessionstart(session):
+    """Under xdist the controller starts the pure-core tests' one VM run
+    (tests/test_core_micropython.py) while the workers collect, so that no
+    worker waits for it (tests/sessiononce.py); a worker that needs it first
+    waits for this run, or makes it itself if this one failed."""
+    config = session.config
+    if hasattr(config, "workerinput") or not config.getoption("numprocesses", None):
+        return
+    wanted = [a.split("::")[0].rstrip("/") for a in config.args] or ["tests"]
+    if not any(a.endswith(("tests", "test_core_micropython.py")) for a in wanted):
+        return
+    import threading
+    from sessiononce import once_json
+    from test_core_micropython import VM_RUN, run_core_in_vm
+    threading.Thread(target=once_json, args=(config._tmp_path_factory, VM_RUN, run_core_in_vm),
+                     daemon=True).start()

@@ -9,6 +9,7 @@ import pytest
 
 from hallclock.vboard.mpvm.files import VDEV, firmware_mpy, package_inits, vdev_folder
 from hallclock.vboard.mpvm import VMProcess
+from sessiononce import once_json
 
 CORE = pathlib.Path(__file__).resolve().parent / "core"
 MODULES = sorted(p.stem for p in CORE.glob("test_*.py"))
@@ -36,7 +37,16 @@ CASES = [(m, f) for m in MODULES for f in _functions(m)]
 
 
 @pytest.fixture(scope="module")
-def vm_results():
+def vm_results(tmp_path_factory):
+    # one VM run of every core module per test run, read by every worker
+    # (tests/sessiononce.py): the results depend only on the tree
+    return once_json(tmp_path_factory, VM_RUN, run_core_in_vm)
+
+
+VM_RUN = "core-in-micropython"  # its name in the run's folder (conftest starts it early)
+
+
+def run_core_in_vm():
     files = firmware_mpy()
     files.update(package_inits())  # hallclock/__init__.py and the packages to vdev
     host = CORE.parent.parent / "host" / "hallclock"

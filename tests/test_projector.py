@@ -23,6 +23,7 @@ from hallclock.link.logfile import read_records
 from hallclock.views.model import Clocks, epoch_of
 from hallclock.hall.display import LogTail, face, make_server, time_of_day, url_of
 from hallclock_fw.settings import parse
+from sessiononce import once_dir
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -182,13 +183,15 @@ def test_scrabble_round_time_and_gongs(server, page, tmp_path):
 def hall_log(tmp_path_factory):
     """A whole Scrabble hall (the hall unit and three table clocks) run end to
     end: a 5-minute round, its warning gong 1 minute before the end."""
-    out = str(tmp_path_factory.mktemp("hall") / "hall.jsonl")
     hall = [(0, "press", "START"), (400000, "end", None)]
     table = [(1000, "press", "B"), (61000, "press", "A"), (200000, "press", "B"),
              (330000, "press", "A"), (400000, "end", None)]
-    relay.simulate_hall(hall, [table] * 3, "scrabble",
-                        parse("scrabble", ["round_min=5", "round_warn_min=1"]), out, speed=40)
-    return out
+
+    def make(folder):  # once per run, read by every worker (tests/sessiononce.py)
+        relay.simulate_hall(hall, [table] * 3, "scrabble",
+                            parse("scrabble", ["round_min=5", "round_warn_min=1"]),
+                            str(folder / "hall.jsonl"), speed=40)
+    return str(once_dir(tmp_path_factory, "projector-hall", make) / "hall.jsonl")
 
 
 def test_a_hall_shows_the_round_never_the_table_that_spoke_last(hall_log):

@@ -30,14 +30,14 @@ T1 = ("20000 press B\n23000 press A\n26000 press B\n28000 reboot\n40000 press A\
 T2 = "20000 press B\n23000 press A\n50000 end\n"
 
 
-def _round(tmp_path, *flags, t1=T1):
+def _round(tmp_path, *flags, t1=T1, sets=SETS):
     fds, threads = [], []
     out = tmp_path / "round1.jsonl"
     devs = []
     for clock, text, sid in (("t1", t1, "f1000001"), ("t2", T2, "f1000002")):
         master, slave, path = pty_pair()
         fds += [master, slave]
-        runner = make_runner("scrabble", parse("scrabble", SETS),
+        runner = make_runner("scrabble", parse("scrabble", sets),
                              [a.as_tuple() for a in parse_text(text)], clock=clock, sid=sid)
         devs.append((runner, master, path))
     exe = os.path.join(os.path.dirname(sys.executable), "hallclock")
@@ -210,8 +210,13 @@ def test_a_clock_rebooted_in_the_play_out_keeps_its_step(tmp_path):
     """The end gong fell in B's move 4 (ČAS 16.3 (a)), then the power went:
     the game comes back in play-out step (a) at move 4, the end gong is not
     given again, and B's press starts (b) with move 5."""
-    recs = _round(tmp_path, t1="20000 press B\n23000 press A\n26000 press B\n110000 press A\n"
-                  "125000 reboot\n135000 press B\n140000 press A\n150000 end\n")
+    # the end gong falls 120 s after the round's START reached t1, which a
+    # loaded machine delays (a clock no host heard yet runs at real time):
+    # B's move 4 runs from 100 s to the reboot at 135 s, so a START up to 15 s
+    # late still puts the gong in it (a 60 s limit keeps the move running)
+    recs = _round(tmp_path, t1="20000 press B\n23000 press A\n26000 press B\n100000 press A\n"
+                  "135000 reboot\n145000 press B\n150000 press A\n160000 end\n",
+                  sets=["move_s=60"] + SETS[1:])
     (loss, old), (_none, new) = _sessions(recs)
     assert ("end", 4) in [(r.get("kind"), r.get("move")) for r in old if r["event"] == "gong"]
     assert "restore" in loss

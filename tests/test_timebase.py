@@ -15,6 +15,7 @@ from hallclock.views import figures, report
 from hallclock.views.model import Clocks, epoch_of, typical_pace
 
 from hallclock_fw.settings import parse
+from sessiononce import once_dir
 
 SPEED = 40
 TABLES = 2
@@ -24,15 +25,16 @@ TABLES = 2
 def sim_log(tmp_path_factory):
     """A 5-minute Scrabble round (1-min warning gong) of the hall unit and two
     tables, each with a pause, at --speed 40."""
-    out = str(tmp_path_factory.mktemp("timebase") / "hall.jsonl")
     hall = [(0, "press", "START"), (400000, "end", None)]
     table = [(1000, "press", "B"), (61000, "press", "A"), (100000, "press", "PAUSE"),
              (130000, "press", "B"), (200000, "press", "A"), (330000, "press", "B"),
              (400000, "end", None)]
-    relay.simulate_hall(hall, [table] * TABLES, "scrabble",
-                        parse("scrabble", ["round_min=5", "round_warn_min=1"]), out,
-                        speed=SPEED)
-    return out
+
+    def make(folder):  # once per run, read by every worker (tests/sessiononce.py)
+        relay.simulate_hall(hall, [table] * TABLES, "scrabble",
+                            parse("scrabble", ["round_min=5", "round_warn_min=1"]),
+                            str(folder / "hall.jsonl"), speed=SPEED)
+    return str(once_dir(tmp_path_factory, "timebase-hall", make) / "hall.jsonl")
 
 
 def _s(text):

@@ -19,6 +19,7 @@ from hallclock_fw.settings import MODES, parse
 
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import unixheap  # noqa: E402
+from sessiononce import once_dir  # noqa: E402
 
 # A power loss mid-move with the log's restore (S frame), the hall's START and
 # GONG commands over the link, a bounced and a held contact.
@@ -191,7 +192,9 @@ def test_device_on_the_unix_port_gives_up_after_the_silence_limit(tmp_path):
 # -- ROMFS --------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def romfs_image(tmp_path_factory):
-    return unixheap.build_romfs(str(tmp_path_factory.mktemp("romfs")))
+    # built once per run, read by every worker (tests/sessiononce.py)
+    folder = once_dir(tmp_path_factory, "romfs", lambda d: unixheap.build_romfs(str(d)))
+    return str(folder / "hallclock.romfs")
 
 
 def test_the_game_runs_from_romfs_as_from_mpy(tmp_path, romfs_image):
