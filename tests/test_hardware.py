@@ -312,6 +312,8 @@ DEVICE_ONLY = {  # modules the board runs that the virtual device does not
     # the hall network's link: the virtual device runs them with --broker
     # (tests/test_mqtt_*.py), not on the serial line this test uses
     "hallclock_fw.mqtt", "hallclock_fw.netlink", "hallclock_fw.seal",
+    # TLS to the broker: only a clock whose cfg pins a CA (tests/test_tls_clock.py)
+    "hallclock_fw.tlslink",
     # set-up at the clock and its save: imported only while set-up runs
     # (tests/test_setup_mode.py drives them on the virtual device)
     "hallclock_fw.setup_mode", "hallclock_fw.hw.cfgsave",
