@@ -229,3 +229,33 @@ def test_every_hop_sends_a_frame_at_once(hall):
         assert s.getsockopt(so.IPPROTO_TCP, so.TCP_NODELAY)
     finally:
         s.close()
+
+
+def test_a_pass_of_acks_is_corked_and_uncorked_at_its_end():
+    """The logger's acks of one pass leave in as few TCP segments as they
+    fill (TCP_CORK), and the cork is pulled at the end of the pass: an ack
+    never waits for the next one (docs/benchmarks.md, the hall network)."""
+    import socket
+    from hallclock.net.mqtt import BrokerClient
+    if not hasattr(socket, "TCP_CORK"):
+        pytest.skip("no TCP_CORK on this system")
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    sock = socket.create_connection(server.getsockname())
+    peer, _ = server.accept()
+    try:
+        net = BrokerClient.__new__(BrokerClient)
+        net.client = type("C", (), {"socket": lambda self: sock})()
+        corked = lambda: sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CORK)  # noqa: E731
+        with net.corked():
+            assert corked() == 1
+            sock.sendall(b"A 1\n")
+        assert corked() == 0
+        peer.settimeout(5)
+        assert peer.recv(16) == b"A 1\n"  # out at once, no 200 ms cork timer
+        with net.corked(False):
+            assert corked() == 0  # one link fed: nothing to gather
+    finally:
+        for s in (sock, peer, server):
+            s.close()
