@@ -181,6 +181,8 @@ CONTRACT_LINES = [
     "console --log L --http-port 8090",
     "console --broker 127.0.0.1:1883 --hall h --credentials C --http-port 8090",
     "hall-display --log L --http-port 8080",
+    "rehearse --tables 2 --rounds 1 --mode scrabble --speed 60 --transport serial "
+    "--faults none --plan F --pairings P --out D",
 ]
 
 

@@ -1,0 +1,922 @@
+"""``hallclock rehearse``: a tournament day on virtual clocks through the real
+host, every view checked against the day's plan (docs/hall.md "Rehearse the
+day").
+
+The **plan** (JSON, written to DIR/plan.json, read back with ``--plan``) holds
+for every round and table the players' presses in the clock's own time (think
+times, overtimes, pauses with their reasons: a challenge, a STOP, a pause that
+goes on; a table that finishes early), the referee's actions (START round, a
+manual GONG, the pauses he tags) and the faults.
+
+The **day** runs with the real programs: the clocks are the real firmware on
+ptys (``virtual-clocks``' own ``start_virtual_clocks`` pace and runner), set by
+``hallclock configure``, logged by ``hallclock round start --wait`` (a process
+of its own: a fault kills it with SIGKILL and starts it again on its log), the
+referee's START, GONG and tags go through the console's own ``act``, and the
+round's report and CSV are ``hallclock report --round``'s.
+
+The **ground truth** is the plan's inputs played into the clock's own code
+(``hallclock_fw``'s App and core, as ``views.model`` runs it), with the host's
+frames (settings, the round's start, the GONG) at the times the clock logged
+taking them: nothing here knows a clock rule or a time format.  Checked:
+
+* the log: every event the clock's code gives for the plan, in order, with
+  every field, and nothing else (``records lost`` counts what is missing);
+* the report's CSV: each table's moves, time used, overtimes and pauses (with
+  the referee's reasons) as the report's own figures give them for the truth;
+  the report names every table (and its players with ``--pairings``);
+* the views at checkpoints (``CHECKPOINTS`` a round, on the log as it stood
+  then): the live view's row, the console's card and the projector's table
+  line show the digits, move and pause the clock's code gives at the same
+  device time.
+"""
+import csv
+import io
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+from hallclock_fw import settings as settings_mod
+from hallclock_fw.events import BTN_GONG, BUTTON_NAMES
+
+from ..errors import BadInput, HallclockError
+from ..vboard.device import FdLine
+from ..vboard.vdev.pump import WAIT_MS
+from ..vboard.vdev.runner import RUNNING
+from ..views.model import Clocks, Model, epoch_of
+
+PLAN_VERSION = 1
+CHECKPOINTS = 8  # view checkpoints a round
+SHOW_VIEW_FAILURES = 5  # a view's failures printed a round (all are counted)
+FAULTS = ("reboot", "unplug", "logger", "late")  # the default (docs/hall.md "Rehearse the day")
+KNOWN_FAULTS = FAULTS
+UNPLUG_MS = 60000  # a cable pulled for a minute of the clock's time
+LINGER_S = 3.0  # every clock done: the logger's own --exit-on-end, else Ctrl-C
+REASONS = ("challenge", "stop", "dispute", "referee", "break")
+ROUND_TIMEOUT_S = 600.0
+
+
+class RehearsalError(HallclockError):
+    exit_code = 1
+
+
+# -- the plan ------------------------------------------------------------------------
+def parse_faults(text):
+    if text is None:
+        return list(FAULTS)
+    if text == "none":
+        return []
+    out = [f.strip() for f in text.split(",") if f.strip()]
+    bad = [f for f in out if f not in KNOWN_FAULTS]
+    if bad or not out:
+        raise BadInput(f"--faults {text!r}: give 'none' or a comma-separated list of "
+                       f"{', '.join(KNOWN_FAULTS)}")
+    return out
+
+
+def _lead_ms(speed):
+    """Device ms the players wait before their first press: at least ``real_s``
+    of real time at ``speed``, so configure and START come first."""
+    return lambda real_s, least_ms: max(least_ms, int(speed * real_s * 1000))
+
+
+def _game(rng, first_ms, stop_ms, limit_ms, end_early_ms=None):
+    """One table's presses from ``first_ms`` (B starts A's first move) until
+    ``stop_ms``: [(t_ms, action, arg)], and the planned reason of each pause
+    (by its number, 1 first)."""
+    acts = [(first_ms, "press", "B")]
+    reasons = {}
+    t = first_ms
+    player = "A"
+    other = {"A": "B", "B": "A"}
+    stop = stop_ms if end_early_ms is None else end_early_ms
+    while t < stop:
+        roll = rng.random()
+        if roll < 0.12:  # over the limit (10.2.6)
+            t += limit_ms + rng.randint(1000, limit_ms // 3)
+        elif roll < 0.30:  # a pause in the move
+            t += rng.randint(5000, limit_ms // 3)
+            acts.append((t, "press", "PAUSE"))
+            kind = rng.choice(("challenge", "stop", "goon"))
+            t += rng.randint(10000, 60000)
+            n = len(reasons) + 1
+            if kind == "challenge":  # the opponent's press: a fresh limit (9.1, 10.1)
+                acts.append((t, "press", other[player]))
+                reasons[n] = "challenge"
+                t += rng.randint(5000, limit_ms * 2 // 3)
+            elif kind == "stop":  # the paused player's own press ends the move (11.2)
+                reasons[n] = "stop"
+                acts.append((t, "press", player))
+                player = other[player]
+                continue
+            else:  # PAUSE again: the time left as it stood (8.7.1)
+                reasons[n] = rng.choice(("dispute", "referee", "break", None))
+                acts.append((t, "press", "PAUSE"))
+                t += rng.randint(3000, limit_ms // 3)
+        else:
+            t += rng.randint(8000, limit_ms * 9 // 10)
+        acts.append((t, "press", player))
+        player = other[player]
+    acts.append((t + rng.randint(2000, 9000), "end", None))
+    return acts, reasons
+
+
+def make_plan(tables, rounds, mode, values, speed, faults, seed=1):
+    """The day's plan (see the module's docstring)."""
+    if mode != "scrabble":
+        raise BadInput(f"--mode {mode}: rehearse plays Czech Scrabble rounds "
+                       "(a move clock with the hall's round); other modes are not planned yet")
+    lead = _lead_ms(speed)
+    limit = values["move_s"] * 1000
+    round_ms = values["round_min"] * 60000
+    out = {"version": PLAN_VERSION, "mode": mode,
+           "settings": settings_mod.format_text(mode, values), "speed": speed, "seed": seed,
+           "faults": list(faults), "rounds": []}
+    rng = random.Random(seed)
+    for r in range(1, rounds + 1):
+        view_ms = lead(2.0, 20000)  # after configure: a press closes the settings (3.2)
+        start_ms = view_ms + lead(0.8, 10000)  # the referee's START round
+        first_ms = start_ms + lead(1.2, 20000)  # B starts A's first move (4.2)
+        stop_ms = start_ms + round_ms + 4 * limit  # into the play-out (16.3)
+        early = 1 if tables > 1 else None  # table-2 finishes early
+        rnd = {"round": r, "view_ms": view_ms, "start_ms": start_ms,
+               "gong_ms": start_ms + round_ms // 3,  # a manual GONG
+               "tables": [], "faults": []}
+        for i in range(tables):
+            clock = f"table-{i + 1}"
+            acts, reasons = _game(rng, first_ms, stop_ms, limit,
+                                  first_ms + max(round_ms // 2, 4 * limit)
+                                  if i == early else None)
+            acts.insert(0, (view_ms, "press", "A"))
+            rnd["tables"].append({"clock": clock, "boot_ms": 0, "actions": acts,
+                                  "reasons": {str(k): v for k, v in reasons.items() if v}})
+        if "late" in faults and tables > 1:  # plugged in after START
+            t = rnd["tables"][-1]
+            t["boot_ms"] = start_ms + lead(0.3, 5000)
+            t["actions"] = [(a - t["boot_ms"], k, v) for a, k, v in t["actions"]
+                            if a - t["boot_ms"] > 1000 or k == "end"]
+            rnd["faults"].append({"kind": "late", "clock": t["clock"], "at_ms": t["boot_ms"]})
+        calm_ms = first_ms  # a reboot only after the cable's minute and its resends
+        if "unplug" in faults:  # table-1's cable out for a minute, in the game
+            t = rnd["tables"][0]
+            at = max(start_ms + round_ms // 4, first_ms + limit // 2)
+            rnd["faults"].append({"kind": "unplug", "clock": t["clock"],
+                                  "at_ms": at, "for_ms": UNPLUG_MS})
+            calm_ms = at + UNPLUG_MS + lead(0.5, 10000)
+        if "reboot" in faults:  # mid-move: a moment inside a move of table-1's
+            t = rnd["tables"][0]
+            presses = [a for a, k, v in t["actions"] if k == "press" and a > calm_ms]
+            mid = (len(presses) - 1) // 2
+            at = (presses[mid] + presses[mid + 1]) // 2 if len(presses) > 1 else None
+            if at is not None:
+                t["actions"] = sorted(t["actions"] + [(at, "reboot", None)],
+                                      key=lambda a: a[0])
+                rnd["faults"].append({"kind": "reboot", "clock": t["clock"], "at_ms": at})
+        if "logger" in faults:  # the logger killed (SIGKILL) and started again on its log
+            rnd["faults"].append({"kind": "logger", "at_ms": start_ms + round_ms * 2 // 3,
+                                  "down_ms": lead(0.4, 5000)})
+        out["rounds"].append(rnd)
+    return out
+
+
+def save_plan(plan, path):
+    from ..views.outfiles import write_file
+    write_file(path, lambda f: json.dump(plan, f, indent=1, ensure_ascii=False),
+               force=True, what="plan")
+
+
+def load_plan(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            plan = json.load(f)
+    except OSError as exc:
+        raise BadInput(f"--plan {path}: cannot read it ({exc.strerror})") from None
+    except ValueError as exc:
+        raise BadInput(f"--plan {path}: not a plan (JSON: {exc})") from None
+    if not isinstance(plan, dict) or plan.get("version") != PLAN_VERSION \
+            or not isinstance(plan.get("rounds"), list):
+        raise BadInput(f"--plan {path}: not a rehearsal plan of version {PLAN_VERSION} "
+                       "(write one with 'hallclock rehearse --out DIR': DIR/plan.json)")
+    from .. import scenario
+    try:
+        for rnd in plan["rounds"]:
+            for t in rnd["tables"]:
+                text = "".join(f"{a} {k}{'' if v is None else ' ' + str(v)}\n"
+                               for a, k, v in t["actions"])
+                scenario.parse_text(text, f"{path}: {t['clock']}")
+    except (KeyError, TypeError, ValueError) as exc:
+        raise BadInput(f"--plan {path}: a round or table lacks its fields ({exc})") from None
+    return plan
+
+
+# -- the ground truth: the plan's inputs through the clock's own code ----------------
+class Truth:
+    """One device session of a table: the events the clock's code gives for
+    its inputs, and its face at given device times."""
+
+    def __init__(self, mode, values):
+        self.model = Model(mode, values)  # the firmware's App + core, emitting to a sink
+        # a press is a 100 ms contact: by the next pass PAUSE is no longer held
+        self.model.app.panel.buttons.held_now = lambda code: False
+        self.events = list(self.model.queue)  # its boot
+        self.model.queue = []
+        self.t = 0
+        self.faces = {}
+
+    def _take(self):
+        m = self.model
+        for e in m.sink.events:
+            self.events.append(m._as_record(e, m.app))
+        del m.sink.events[:]
+
+    def advance(self, t_ms, faces=()):
+        """Every pass of the clock's loop due before ``t_ms``; the face at
+        each of ``faces`` (device times) on the way."""
+        m = self.model
+        app = m.app
+        wanted = sorted(f for f in faces if self.t <= f < t_ms)
+        while True:
+            due = app.core.next_deadline(self.t) if not app.ended else None
+            nxt = due if due is not None and due < t_ms else None
+            while wanted and (nxt is None or wanted[0] < nxt):
+                f = wanted.pop(0)
+                m.t_ms = max(self.t, 0)
+                self.faces[f] = m.face(f)
+            if nxt is None:
+                break
+            at = max(nxt, self.t)
+            app.step(at)
+            self._take()
+            self.t = at if at > self.t else self.t + 1
+        self.t = max(self.t, t_ms)
+
+    def apply(self, t_ms, cmd):
+        m = self.model
+        if cmd == ("end",):
+            m.app.step(t_ms)
+            m.app.end(t_ms)
+        elif m.app.ended:
+            Model._apply(m.app, cmd, t_ms)
+        else:
+            Model._apply(m.app, cmd, t_ms)
+            m.app.step(t_ms)
+        self._take()
+        self.t = t_ms
+
+
+def host_inputs(records, round_number, restore=None):
+    """The host's frames a session took, at the device times it logged them;
+    ``restore``: the values the host sent after the power loss before it
+    (taken with the session's first record after its boot)."""
+    out = []
+    if restore is not None:
+        after = [r for r in records if r.get("event") not in ("boot", "health")]
+        if after:
+            out.append((after[0]["t_ms"], ("S", restore["mode"], restore["settings"])
+                        + tuple(restore["values"])))
+    for r in records:
+        ev, t = r.get("event"), r.get("t_ms")
+        if ev == "settings":
+            mode = r.get("mode")
+            from ..views.model import settings_from_json
+            out.append((t, ("K", mode, settings_mod.format_text(
+                mode, settings_from_json(mode, r.get("settings") or {})))))
+        elif ev == "round":
+            out.append((t, ("N", r.get("round"), r.get("elapsed_ms"))))
+        elif ev == "refused" and r.get("what") == "round":
+            out.append((t, ("N", round_number, 0)))
+        elif ev == "gong" and r.get("kind") == "manual":
+            out.append((t, BTN_GONG))
+    return out
+
+
+def play_truth(mode, values, actions, inputs, faces=(), until=None):
+    """Truth for one session: ``actions`` the plan's (t_ms, action, arg) in the
+    session's own time, ``inputs`` the host's (t_ms, command); ``until``: the
+    session's power loss (its own time), if it has one."""
+    truth = Truth(mode, values)
+    steps = []
+    for t, kind, arg in actions:
+        if kind == "press":
+            steps.append((t, 1, BUTTON_NAMES.index(arg)))
+        elif kind == "end":
+            steps.append((t, 2, ("end",)))
+    for t, cmd in inputs:
+        # the host's frames are read in the pass before the buttons'; a restore first
+        steps.append((t, -1 if isinstance(cmd, tuple) and cmd[0] == "S" else 0, cmd))
+    steps.sort(key=lambda s: (s[0], s[1]))
+    for t, _order, cmd in steps:
+        truth.advance(t, faces)
+        if isinstance(cmd, tuple) and cmd[0] == "N" and any(
+                e["event"] == "round" and e["t_ms"] == t for e in truth.events):
+            continue  # the restore gave the round back itself: the same record
+        if truth.model.app.ended and not isinstance(cmd, tuple):
+            continue  # a press after the session's end: the clock is off
+        truth.apply(t, cmd)  # (a frame after the end is still answered: refused)
+    if not truth.model.app.ended:
+        truth.advance(truth.t + 1 if until is None else until, faces)
+    for f in faces:  # after the end: the face stands
+        if f not in truth.faces:
+            truth.model.t_ms = truth.t
+            truth.faces[f] = truth.model.face(f)
+    return truth
+
+
+# -- running a round -----------------------------------------------------------------
+def hallclock_exe():
+    return [sys.executable, "-m", "hallclock"]
+
+
+class Day:
+    """Runs the plan's rounds into ``out`` and checks them."""
+
+    def __init__(self, plan, out, pairings=None, say=print, transport="serial"):
+        self.plan = plan
+        self.out = out
+        self.pairings = pairings
+        self.say = say
+        self.transport = transport
+        self.mode = plan["mode"]
+        self.values = settings_mod.parse_text(self.mode, plan["settings"])
+        self.speed = float(plan["speed"])
+        self.failures = []  # (where, check, text)
+        self.notes = []  # what the day showed that is not a failed check
+        self.checkpoints = 0
+        self.figures = {"reboots": 0, "restored": 0, "logger_restarts": 0, "lost": 0,
+                        "late": 0, "records": 0, "compared": 0, "unplugged": 0,
+                        "ctrl_c": 0}
+
+    def fail(self, where, check, text):
+        self.failures.append((where, check, text))
+
+    # -- the programs ------------------------------------------------------------
+    def _run(self, *args, env=None, timeout=120):
+        return subprocess.run(hallclock_exe() + list(args), capture_output=True, text=True,
+                              timeout=timeout, env=env)
+
+    def _logger(self, number, ports_file, log, wait):
+        args = hallclock_exe() + ["round", "start", "--round", str(number), "--ports-file",
+                                  ports_file, "--out", log, "--exit-on-end"]
+        if wait:
+            args.append("--wait")
+        errf = open(log + ".logger-stderr.txt", "a", encoding="utf-8")
+        outf = open(log + ".logger-stdout.txt", "a", encoding="utf-8")
+        proc = subprocess.Popen(args, stdout=outf, stderr=errf, start_new_session=True)
+        outf.close()
+        errf.close()
+        return proc
+
+    def run(self):
+        for rnd in self.plan["rounds"]:
+            self.round(rnd)
+        return not self.failures
+
+    def round(self, rnd):
+        from ..link.transport import pty_pair, read_fd
+        from ..vboard.device import DeviceThread, RealPace, make_runner, mark
+        from ..views.roundreport import referee_log_of
+        from .referee import RefereeLog, act, links_file_of
+        n = rnd["round"]
+        where = f"round {n}"
+        log = os.path.join(self.out, f"round{n}.jsonl")
+        for p in (log, referee_log_of(log)):
+            if os.path.exists(p) and os.path.getsize(p) > 0:
+                raise BadInput(f"{p} already exists: rehearse writes new logs; "
+                               "give an empty --out DIR")
+        ports_file = os.path.join(self.out, f"round{n}.ports.txt")
+        tables = rnd["tables"]
+        fds, paths, runners = [], [], []
+        for i, t in enumerate(tables):
+            master, slave, path = pty_pair()
+            fds += [master, slave]
+            paths.append(path)
+            sid = "%08x" % ((0x5e000000 + n * 0x100000 + i * 0x1000) & 0xFFFFFFFF)
+            runners.append((make_runner(self.mode, self.values, [tuple(a) for a in t["actions"]],
+                                        clock=t["clock"], sid=sid), master))
+        with open(ports_file, "w", encoding="utf-8") as f:
+            f.write("".join(p + "\n" for p in paths))
+        # the hall's time holds before the players' first press until configure has
+        # run, and before START until the logger is up: a slow laptop delays the day,
+        # it does not change it
+        gate = Gate(self.speed, [rnd["view_ms"] - 1, rnd["start_ms"] - 1]
+                    if rnd.get("view_ms") else [rnd["start_ms"] - 1])
+        now_ms = gate.now
+        threads = [None] * len(tables)
+
+        cables = {}
+
+        def plug(i, at_mark):
+            runner, master = runners[i]
+            os.set_blocking(master, False)
+            while read_fd(master)[0]:
+                pass  # a clock that was off heard nothing of what was sent before
+            cables[tables[i]["clock"]] = line = Cable(master)
+            pace = GatedPace(gate) if at_mark is None else RealPace(at_mark, self.speed)
+            th = DeviceThread(runner, line, pace)
+            th.start()
+            threads[i] = th
+
+        for i, t in enumerate(tables):
+            if not t.get("boot_ms"):
+                plug(i, None)
+        proc = None
+        referee = None
+        try:
+            ready = [a for i, a in enumerate(paths) if not tables[i].get("boot_ms")]
+            sets = [f"--set={k}" for k in self.plan["settings"].split(";")]
+            present = os.path.join(self.out, f"round{n}.present.txt")
+            with open(present, "w", encoding="utf-8") as f:
+                f.write("".join(p + "\n" for p in ready))
+            res = self._run("configure", "--ports-file", present, "--mode", self.mode, *sets)
+            if res.returncode != 0:
+                self.fail(where, "configure", (res.stdout + res.stderr).strip().splitlines()[-1])
+            if rnd.get("view_ms"):
+                gate.release()  # the settings are on the clocks: the players look
+            proc = self._logger(n, ports_file, log, wait=True)
+            referee = RefereeLog(referee_log_of(log))
+            events = [(rnd["start_ms"], "start", None)]
+            if rnd.get("gong_ms") is not None:
+                events.append((rnd["gong_ms"], "gong", None))
+            for i, t in enumerate(tables):
+                if t.get("boot_ms"):
+                    events.append((t["boot_ms"], "plug", i))
+            for fault in rnd.get("faults", []):
+                if fault["kind"] == "logger":
+                    events.append((fault["at_ms"], "kill", fault))
+                elif fault["kind"] == "unplug":
+                    events.append((fault["at_ms"], "unplug", fault))
+                    events.append((fault["at_ms"] + fault["for_ms"], "replug", fault))
+            events.sort(key=lambda e: e[0])
+            tags = {t["clock"]: t.get("reasons", {}) for t in tables}
+            tagged = set()
+            from ..link.logfile import JsonlTail
+            tail = JsonlTail(log)
+            pauses = {}  # clock -> [(session, seq)] in order
+            began = time.monotonic()
+            longest = max(a[0] + t.get("boot_ms", 0) for t in tables for a in t["actions"])
+            limit_s = longest / 1000.0 / self.speed + ROUND_TIMEOUT_S
+            restart_at = None
+            done_at = None
+            while True:
+                now = now_ms()
+                while events and events[0][0] <= now + 1:  # (a hold stands 1 ms before)
+                    _at, kind, arg = events.pop(0)
+                    if kind == "start":
+                        if not os.path.exists(links_file_of(log)) and proc.poll() is None:
+                            events.insert(0, (_at, kind, arg))  # the logger is not up yet
+                            break
+                        gate.release()
+                        act(referee, {"action": "start", "round": n}, None)
+                    elif kind == "gong":
+                        act(referee, {"action": "gong"}, None)
+                    elif kind in ("unplug", "replug"):
+                        cable = cables.get(arg["clock"])
+                        if cable is not None:
+                            cable.pulled = kind == "unplug"
+                            self.figures["unplugged"] += kind == "unplug"
+                    elif kind == "plug":
+                        plug(arg, mark())
+                        self.figures["late"] += 1
+                    elif kind == "kill":
+                        os.killpg(proc.pid, signal.SIGKILL)
+                        proc.wait()
+                        restart_at = now + arg.get("down_ms", 0)
+                        self.figures["logger_restarts"] += 1
+                if restart_at is not None and now >= restart_at:
+                    proc = self._logger(n, ports_file, log, wait=False)
+                    restart_at = None
+                for rec in tail.read()[0]:
+                    if rec.get("event") == "pause":
+                        lst = pauses.setdefault(rec.get("clock"), [])
+                        key = (rec.get("session"), rec.get("seq"))
+                        if key not in lst:
+                            lst.append(key)
+                for clock, lst in pauses.items():
+                    for k, (sid, seq) in enumerate(lst, 1):
+                        reason = tags.get(clock, {}).get(str(k))
+                        if reason and (clock, sid, seq) not in tagged:
+                            tagged.add((clock, sid, seq))
+                            referee.write("pause_reason", table=clock, table_session=sid,
+                                          pause_seq=seq, reason=reason)
+                if restart_at is None and proc.poll() is not None and not events:
+                    break
+                if not events and restart_at is None and all(
+                        th is not None and not th.is_alive() for th in threads):
+                    # every clock has ended and the host had every event: the referee's
+                    # Ctrl-C if --exit-on-end does not see it (a logger restarted after
+                    # a table had ended never hears that table again)
+                    done_at = done_at or time.monotonic()
+                    if time.monotonic() - done_at > LINGER_S:
+                        proc.send_signal(signal.SIGINT)
+                        proc.wait(timeout=30)
+                        self.figures["ctrl_c"] += 1
+                        self.notes.append(f"round {n}: the logger was stopped with Ctrl-C "
+                                          "(--exit-on-end had not ended it "
+                                          f"{LINGER_S:.0f} s after the last clock)")
+                        break
+                if time.monotonic() - began > limit_s:
+                    self.fail(where, "the round's end", "the logger had not ended after "
+                              f"{limit_s:.0f} s: a clock's session never ended")
+                    break
+                time.sleep(0.02)
+            if proc.returncode not in (0, None, -signal.SIGINT, 130):
+                self.fail(where, "round start", f"exit {proc.returncode}: see "
+                          f"{log}.logger-stderr.txt")
+        finally:
+            if proc is not None and proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+            if referee is not None:
+                referee.close()
+            for th in threads:
+                if th is not None:
+                    th.halt = True
+            for th in threads:
+                if th is not None:
+                    th.join(timeout=5)
+            for i, th in enumerate(threads):
+                if th is not None and th.error is not None:
+                    self.fail(f"{where} {tables[i]['clock']}", "virtual clock",
+                              f"it failed: {th.error!r}")
+            for fd in fds:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self.check_round(rnd, log)
+
+    # -- the checks ------------------------------------------------------------------
+    def check_round(self, rnd, log):
+        from ..link.logfile import read_records
+        n = rnd["round"]
+        where = f"round {n}"
+        records = read_records(log)
+        self.figures["records"] += len(records)
+        report_args = ["report", "--round", str(n), log, "--csv", log[:-6] + ".csv"]
+        if self.pairings:
+            report_args += ["--pairings", self.pairings]
+        env = dict(os.environ, COLUMNS="80")
+        res = self._run(*report_args, env=env)
+        report_path = log[:-6] + ".report.txt"
+        with open(report_path, "w", encoding="utf-8") as f:
+            f.write(res.stdout)
+        if res.returncode != 0:
+            self.fail(where, "report", f"exit {res.returncode}: {res.stderr.strip()}")
+        csv_rows = []
+        if os.path.exists(log[:-6] + ".csv"):
+            with open(log[:-6] + ".csv", encoding="utf-8") as f:
+                csv_rows = list(csv.DictReader(f))
+        truths = {}
+        checks = self.checkpoint_times(records)
+        asked = self.view_requests(records, checks)
+        for t in rnd["tables"]:
+            clock = t["clock"]
+            mine = [r for r in records if r.get("clock") == clock]
+            got = self.check_table(rnd, t, mine, asked.get(clock, {}))
+            truths[clock] = got
+            self.verdict(rnd, t, got, res.stdout, csv_rows)
+        self.check_views(rnd, records, checks, truths)
+        bad = [f for f in self.failures if f[0].startswith(where)]
+        views = [f for f in bad if f[0].startswith(where + " checkpoint")]
+        for w, check, text in views[:SHOW_VIEW_FAILURES]:
+            self.say(f"{w}: {check}: FAILED: {text}")
+        if len(views) > SHOW_VIEW_FAILURES:
+            self.say(f"{where}: {len(views) - SHOW_VIEW_FAILURES} more views disagreed")
+        self.say(f"round {n}: {len(rnd['tables'])} tables, "
+                 f"{len(checks)} checkpoints: " + ("every check held" if not bad else
+                                                   f"{len(bad)} checks FAILED"))
+
+    def check_table(self, rnd, t, records, faces):
+        """The log of one table against the truth; returns {session: Truth}."""
+        n = rnd["round"]
+        where = f"round {n} {t['clock']}"
+        sessions = []
+        for r in records:
+            if r.get("event") == "boot":
+                sessions.append([r])
+            elif sessions and r.get("session") == sessions[-1][0].get("session"):
+                sessions[-1].append(r)
+            elif sessions:
+                match = [s for s in sessions if s[0].get("session") == r.get("session")]
+                (match[0] if match else sessions[-1]).append(r)
+        if not sessions:
+            self.fail(where, "log", "no record of this table's clock in the log")
+            return {}
+        actions = [tuple(a) for a in t["actions"]]
+        reboots = [a[0] for a in actions if a[1] == "reboot"]
+        bounds = [0] + reboots + [None]
+        out = {}
+        if len(sessions) != len(reboots) + 1:
+            self.fail(where, "log", f"{len(sessions)} sessions in the log, the plan "
+                      f"{len(reboots) + 1} (a reboot each)")
+        restore = None
+        before = None
+        for k, recs in enumerate(sessions[:len(reboots) + 1]):
+            lo, hi = bounds[k], bounds[k + 1]
+            mine = [(a - lo, kind, arg) for a, kind, arg in actions
+                    if a >= lo and (hi is None or a < hi) and kind != "reboot"]
+            want = {f: f for f in faces.get(recs[0].get("session"), ())}
+            truth = play_truth(self.mode, self.values, mine, host_inputs(recs, n, restore),
+                               faces=list(want), until=None if hi is None else hi - lo)
+            if restore is not None:
+                self.check_restore(where, before, restore, recs, lo)
+            lost = next((r for r in recs if r.get("event") == "power_loss"), None)
+            restore = lost.get("restore") if lost is not None else None
+            if hi is not None:
+                self.figures["reboots"] += 1
+                if restore is None:
+                    self.fail(where, "restore", f"the clock rebooted at {hi} ms of its time "
+                              "and the host sent no restore (round start restores by default)")
+                before = (truth, hi - lo)
+            out[recs[0].get("session")] = truth
+            got = [r for r in recs if r.get("event") not in ("health", "power_loss", "gap")
+                   and "t_ms" in r]
+            first = next((a for a, kind, arg in mine if kind == "press" and arg == "B"), None)
+            took = next((r["t_ms"] for r in got if r.get("event") == "round"), None)
+            if k == 0 and first is not None and (took is None or took > first):
+                self.fail(where, "round start", "START reached the clock " + (
+                    f"at {took} ms of its time" if took is not None else "never") +
+                    f", its players' first move began at {first} ms: the laptop is slower "
+                    "than --speed allows (give a lower --speed)")
+            exp = truth.events
+            if hi is not None:  # cut by the reboot: what was not acknowledged is lost
+                exp = [e for e in exp if e["t_ms"] < hi - lo]
+            i = 0
+            from ..views.model import same
+            self.figures["lost"] += sum(1 for e in exp if not any(same(e, g) for g in got))
+            for e in exp:
+                if i < len(got) and same(e, got[i]):
+                    i += 1
+                    continue
+                self.fail(where, "log", f"session {recs[0].get('session')}: the clock's code "
+                          f"gives {_short(e)}, the log has "
+                          f"{_short(got[i]) if i < len(got) else 'nothing more'}")
+                break
+            else:
+                if i < len(got):
+                    self.fail(where, "log", f"session {recs[0].get('session')}: the log has "
+                              f"{_short(got[i])}, which the plan does not give")
+            self.figures["compared"] += len(exp)
+        return out
+
+    def check_restore(self, where, before, restore, recs, lo):
+        """The game the host gave back is the game the clock's code had at
+        the reboot: the same move, player and pause (the time left is the one
+        last heard: the outage is not counted against the player)."""
+        truth, at = before
+        truth.advance(at)
+        want = tuple(truth.model.app.core.snapshot(at))[:4]
+        got = tuple(restore.get("values") or ())[:4]
+        if (want[0], want[1], want[3]) != (got[0], got[1], got[3]) or got[2] < want[2]:
+            self.fail(where, "restore", f"the host sent move/player/left/paused {got}, the "
+                      f"clock's code had {want} at the reboot")
+        elif any(r.get("event") == "resume" for r in recs):
+            self.figures["restored"] += 1
+        else:
+            self.fail(where, "restore", "the rebooted clock never resumed its game")
+
+    def verdict(self, rnd, t, truths, report_text, csv_rows):
+        from ..views import figures
+        n = rnd["round"]
+        clock = t["clock"]
+        where = f"round {n} {clock}"
+        records = []
+        for sid, truth in truths.items():
+            for seq, e in enumerate(truth.events, 1):
+                records.append(dict(e, clock=clock, session=sid, seq=seq, round=n))
+        games = figures.games_from_records(records) if records else []
+        a = sum(g.totals.get("A", {}).get("total_ms", 0) for g in games)
+        b = sum(g.totals.get("B", {}).get("total_ms", 0) for g in games)
+        moves = sum(s["moves"] for g in games for s in g.totals.values())
+        overtimes = sorted((str(m.move), m.player) for g in games for m in g.overtimes)
+        pauses = sum(len(g.pause_list) for g in games)
+        row = next((r for r in csv_rows if r["kind"] == "game" and r["table"] == clock), None)
+        if row is None:
+            self.fail(where, "report CSV", "no game row for this table")
+        else:
+            text = row["text"]
+            for what, want in (("moves", f"; {moves} move"), ("A used", f"; A {a} ms;"),
+                               ("B used", f"; B {b} ms;")):
+                if want not in text:
+                    self.fail(where, "report CSV", f"{what}: the plan gives '{want.strip('; ')}'"
+                              f", the CSV says '{text}'")
+            got_ot = sorted((r["move"], r["player"]) for r in csv_rows
+                            if r["kind"] == "overtime" and r["table"] == clock)
+            if got_ot != overtimes:
+                self.fail(where, "report CSV", f"overtimes {got_ot}, the plan {overtimes}")
+            got_p = [r["text"].split(";")[0] for r in csv_rows
+                     if r["kind"] == "pause" and r["table"] == clock]
+            want_p = [t.get("reasons", {}).get(str(k), None) or "not tagged"
+                      for k in range(1, pauses + 1)]
+            if got_p != want_p:
+                self.fail(where, "report CSV", f"pauses {got_p}, the plan {want_p}")
+        if clock not in report_text:
+            self.fail(where, "report", "the round's report does not name the table")
+        names = ""
+        if self.pairings:
+            from ..views.pairings import load
+            label = load(self.pairings).label(clock, n)
+            if label:
+                names = f" ({label})"
+                for part in label.split(" vs "):
+                    if part.strip() and part.strip() not in report_text:
+                        self.fail(where, "report", f"the report does not name {part.strip()}")
+        bad = [f for f in self.failures if f[0] == where]
+        reboots = sum(1 for a in t["actions"] if a[1] == "reboot")
+        self.say(f"round {n} {clock}{names}: {moves} moves, {len(overtimes)} overtimes, "
+                 f"{pauses} pauses" + (f", {reboots} reboot" if reboots else "") + ": "
+                 + ("agreed" if not bad else "FAILED: " + bad[0][1] + ": " + bad[0][2]))
+
+    # -- views at checkpoints ------------------------------------------------------
+    def checkpoint_times(self, records):
+        """Host epochs of the checkpoints: evenly through the round's records."""
+        idx = [i for i, r in enumerate(records) if r.get("event") == "round"]
+        first = idx[0] if idx else 0
+        span = len(records) - first
+        if span <= 0:
+            return []
+        picks = sorted({first + span * k // CHECKPOINTS for k in range(1, CHECKPOINTS)}
+                       | {len(records) - 1})
+        return [(p, epoch_of(records[p].get("host_time"))) for p in picks]
+
+    def _clocks_at(self, records, upto):
+        clocks = Clocks()
+        for r in records[:upto + 1]:
+            clocks.feed(r, epoch_of(r.get("host_time")))
+        return clocks
+
+    def view_requests(self, records, checks):
+        """clock -> session -> device times the views will show at the checkpoints."""
+        out = {}
+        for p, now in checks:
+            clocks = self._clocks_at(records, p)
+            for c in clocks:
+                if c.model is None or c.name == "referee":
+                    continue
+                t = c.device_now(now)
+                out.setdefault(c.name, {}).setdefault(c.session, []).append(t)
+        return out
+
+    def check_views(self, rnd, records, checks, truths):
+        from . import display, referee
+        from ..views.liveview import row_cells
+        n = rnd["round"]
+        for k, (p, now) in enumerate(checks, 1):
+            where = f"round {n} checkpoint {k}"
+            prefix = records[:p + 1]
+            clocks = self._clocks_at(records, p)
+            proj = display.face(clocks, None, now)
+            ptables = {t["clock"]: t for t in proj.get("tables", [])}
+            tail = referee.RoundTail("rehearsal", wall=lambda: now, source=_Prefix(prefix))
+            grid = {row["clock"]: row for row in referee.grid(tail, now)["tables"]}
+            agreed = True
+            for c in clocks:
+                if c.model is None or c.name not in truths:
+                    continue
+                truth = truths[c.name].get(c.session)
+                t = c.device_now(now)
+                if truth is None or t not in truth.faces:
+                    continue
+                heard = sum(1 for r in prefix if r.get("clock") == c.name
+                            and r.get("session") == c.session and r.get("event") not in
+                            ("health", "power_loss", "gap"))
+                if heard != sum(1 for e in truth.events if e["t_ms"] <= t):
+                    continue  # the clock's next event was not heard yet: not comparable
+                want = truth.faces[t]
+                wa, wb = want.displays[0].strip(), want.displays[1].strip()
+                live = row_cells(c, c.face(now))
+                seen = {"live view": (live["A"], live["B"], live["move"])}
+                pt = ptables.get(c.name)
+                if pt is not None:
+                    seen["projector"] = (pt["displays"][0], pt["displays"][1], pt["move"])
+                elif want.move is None:
+                    # display._tables takes a clock without a move, beside tables that
+                    # have one, for the hall unit: said, not failed (docs/hall.md)
+                    note = (f"round {n}: the projector leaves out a table whose game has "
+                            "not begun while others have")
+                    if note not in self.notes:
+                        self.notes.append(note)
+                else:
+                    self.fail(where, "projector", f"{c.name} is not among its tables")
+                    agreed = False
+                card = grid.get(c.name)
+                wmove = str(want.move) if want.move is not None else "–"
+                for view, (va, vb, vm) in seen.items():
+                    if (va, vb, vm) != (wa, wb, wmove):
+                        self.fail(where, view, f"{c.name} at {t} ms shows A {va} B {vb} move "
+                                  f"{vm}; the clock's code: A {wa} B {wb} move {wmove}")
+                        agreed = False
+                if card is None:
+                    self.fail(where, "console", f"{c.name} has no card")
+                    agreed = False
+                else:
+                    side = 1 if want.player == "B" else 0
+                    wleft = want.displays[side].strip()
+                    if (want.running or want.paused or want.move) and not card["finished"] \
+                            and (card["left"] != wleft or card["move"] != want.move
+                                 or card["paused"] != bool(want.paused)):
+                        self.fail(where, "console", f"{c.name} at {t} ms: card shows "
+                                  f"{card['left']} move {card['move']} paused {card['paused']};"
+                                  f" the clock's code: {wleft} move {want.move} paused "
+                                  f"{bool(want.paused)}")
+                        agreed = False
+                self.figures["compared"] += 1
+            if agreed:
+                self.checkpoints += 1
+
+    def summary(self):
+        rounds = len(self.plan["rounds"])
+        tables = max((len(r["tables"]) for r in self.plan["rounds"]), default=0)
+        f = self.figures
+        from ..views.words import plural
+        views = (f"every view agreed at {plural(self.checkpoints, 'checkpoint')}"
+                 if not self.failures else plural(len(self.failures), "check") + " FAILED")
+        return (f"{tables} tables × {plural(rounds, 'round')}: "
+                f"{plural(f['restored'], 'reboot')} restored, "
+                f"{plural(f['unplugged'], 'clock')} unplugged, "
+                f"{plural(f['logger_restarts'], 'logger restart')}, "
+                f"{plural(f['late'], 'late clock')}, "
+                f"{plural(f['lost'], 'record')} lost, {views}")
+
+
+class Gate:
+    """The hall's time for the virtual clocks: real time × speed, standing
+    still at each of ``holds`` (device ms) until ``release``."""
+
+    def __init__(self, speed, holds):
+        self.speed = speed
+        self.holds = sorted(holds)
+        self.base = (0.0, time.monotonic())  # (device ms, real s) of the last release
+
+    def now(self):
+        ms, real = self.base
+        t = ms + (time.monotonic() - real) * 1000.0 * self.speed
+        return min(t, self.holds[0]) if self.holds else t
+
+    def release(self):
+        if self.holds:
+            t = self.now()
+            self.holds.pop(0)
+            self.base = (t, time.monotonic())
+
+
+class GatedPace:
+    """``RealPace`` on a :class:`Gate`'s time (vdev.pump: a pass when the
+    device's next wake is due or host bytes arrive)."""
+
+    def __init__(self, gate):
+        self.gate = gate
+
+    def hears_silence(self, status):
+        return status != RUNNING
+
+    def step(self, runner, status, data):
+        now = int(self.gate.now())
+        if status != RUNNING:
+            if now > runner.ms:
+                runner.ms = now
+            return runner.step(), WAIT_MS
+        target = runner.ms
+        if data or now >= target:
+            if now < target:
+                runner.ms = now
+            return runner.step(), 0
+        return status, WAIT_MS
+
+
+class Cable(FdLine):
+    """A clock's USB cable, which the day can pull out (``pulled``): what the
+    clock sends then is lost, and so is what the host sends it."""
+
+    pulled = False
+
+    def send(self, data):
+        if not self.pulled:
+            super().send(data)
+
+    def receive(self):
+        data = super().receive()
+        return b"" if self.pulled else data
+
+
+class _Prefix:
+    """The console's record source: the log up to a checkpoint."""
+
+    def __init__(self, records):
+        self.records = records
+
+    def read(self):
+        recs, self.records = self.records, []
+        return recs, False
+
+    def exists(self):
+        return True
+
+
+def _short(rec):
+    keep = {k: v for k, v in rec.items() if k not in ("clock", "session", "host_time", "seq")}
+    return json.dumps(keep, ensure_ascii=False)

@@ -1,0 +1,142 @@
+"""``hallclock rehearse`` (contract 1.3, docs/hall.md "Rehearse the day"): a
+small day through the real programs agrees with its plan, and the same checks
+fail, naming the check, on a tampered log or a view made to disagree."""
+import json
+import shutil
+
+import pytest
+
+from conftest import run_cli
+from hallclock.hall import rehearsal
+
+SMALL = ["--tables", "3", "--rounds", "1", "--speed", "150", "--set", "round_min=4",
+         "--set", "round_warn_min=1"]
+
+
+@pytest.fixture(scope="module")
+def day(tmp_path_factory):
+    out = tmp_path_factory.mktemp("rehearse") / "day"
+    res = run_cli("rehearse", *SMALL, "--out", str(out), timeout=240)  # the default faults
+    return out, res
+
+
+def test_a_small_day_with_the_default_faults_agrees_with_its_plan(day):
+    """table-1 rebooted mid-move (restored) and unplugged for a minute, the
+    logger killed and restarted, table-3 plugged in after START."""
+    out, res = day
+    assert res.returncode == 0, res.stdout + res.stderr
+    lines = res.stdout.splitlines()
+    # one verdict line a table and a round, and the summary
+    assert sum(ln.startswith("round 1 table-") and ln.endswith(": agreed") for ln in lines) == 3
+    assert any(ln.startswith("round 1 table-1") and "1 reboot" in ln for ln in lines)
+    assert any(ln.startswith("round 1: 3 tables") and "every check held" in ln for ln in lines)
+    assert lines[-1].startswith("3 tables × 1 round: 1 reboot restored, 1 clock unplugged, "
+                                "1 logger restart, 1 late clock, 0 records lost"), lines[-1]
+    assert "every view agreed at " in lines[-1]
+    for name in ("plan.json", "round1.jsonl", "round1.report.txt", "round1.csv"):
+        assert (out / name).stat().st_size > 0, name
+    report = (out / "round1.report.txt").read_text(encoding="utf-8")
+    assert all(f"table-{i}" in report for i in (1, 2, 3))
+    plan = json.loads((out / "plan.json").read_text(encoding="utf-8"))
+    assert {f["kind"] for f in plan["rounds"][0]["faults"]} == {"reboot", "unplug", "logger",
+                                                                "late"}
+
+
+def _copy(day, tmp_path):
+    out, res = day
+    assert res.returncode == 0, res.stdout + res.stderr
+    for name in ("plan.json", "round1.jsonl", "round1.referee.jsonl"):
+        shutil.copy(out / name, tmp_path / name)
+    plan = json.loads((tmp_path / "plan.json").read_text(encoding="utf-8"))
+    return plan, str(tmp_path / "round1.jsonl")
+
+
+def _check(plan, tmp_path, log):
+    said = []
+    d = rehearsal.Day(plan, str(tmp_path), say=said.append)
+    d.check_round(plan["rounds"][0], log)
+    return d, said
+
+
+def test_the_copy_agrees_again(day, tmp_path):
+    plan, log = _copy(day, tmp_path)
+    d, said = _check(plan, tmp_path, log)
+    assert d.failures == [], d.failures
+    assert d.checkpoints >= 4 and d.figures["compared"] > 20
+
+
+def test_a_tampered_press_fails_the_log_check(day, tmp_path):
+    """One press's used time changed by a second (ČAS 10.2.6 hangs on it)."""
+    plan, log = _copy(day, tmp_path)
+    lines = open(log, encoding="utf-8").read().splitlines()
+    for i in range(len(lines) - 1, 0, -1):  # the last press (a quick replay after it)
+        r = json.loads(lines[i])
+        if r["event"] == "press" and r.get("move", 0) >= 2:
+            r["used_ms"] += 1000
+            lines[i] = json.dumps(r)
+            clock = r["clock"]
+            break
+    open(log, "w", encoding="utf-8").write("\n".join(lines) + "\n")
+    d, said = _check(plan, tmp_path, log)
+    assert d.failures
+    where, check, text = d.failures[0]
+    assert where == f"round 1 {clock}" and check == "log" and "used_ms" in text
+    assert any(s.startswith(f"round 1 {clock}") and "FAILED: log" in s for s in said)
+
+
+def test_a_record_lost_from_the_log_is_counted(day, tmp_path):
+    plan, log = _copy(day, tmp_path)
+    lines = open(log, encoding="utf-8").read().splitlines()
+    gone = max(i for i, ln in enumerate(lines) if json.loads(ln)["event"] == "warn")
+    del lines[gone]
+    open(log, "w", encoding="utf-8").write("\n".join(lines) + "\n")
+    d, _said = _check(plan, tmp_path, log)
+    assert d.figures["lost"] == 1
+    assert any(c == "log" for _w, c, _t in d.failures)
+
+
+def test_a_view_that_disagrees_fails_naming_it(day, tmp_path, monkeypatch):
+    """The live view made to show one second more on A's display."""
+    from hallclock.views import liveview
+    real = liveview.row_cells
+
+    def wrong(c, face):
+        cells = real(c, face)
+        if cells["A"] and cells["A"][-1].isdigit():
+            cells["A"] = cells["A"][:-1] + str((int(cells["A"][-1]) + 1) % 10)
+        return cells
+    monkeypatch.setattr(liveview, "row_cells", wrong)
+    plan, log = _copy(day, tmp_path)
+    d, _said = _check(plan, tmp_path, log)
+    assert any(c == "live view" and w.startswith("round 1 checkpoint") for w, c, _t in d.failures)
+
+
+def test_the_command_exits_non_zero_naming_the_check(tmp_path, monkeypatch, capsys):
+    """The projector made to lose a table: the day is played, and the exit
+    (1) names the check that failed."""
+    from hallclock import cli
+    from hallclock.hall import display
+    real = display.face
+
+    def losing(*args, **kwargs):
+        out = real(*args, **kwargs)
+        out["tables"] = [t for t in out.get("tables", []) if t["clock"] != "table-1"]
+        return out
+    monkeypatch.setattr(display, "face", losing)
+    code = cli.main(["rehearse", "--tables", "2", "--speed", "150", "--set", "round_min=2",
+                     "--set", "round_warn_min=1", "--faults", "none",
+                     "--out", str(tmp_path / "day")])
+    got = capsys.readouterr()
+    assert code == 1
+    assert "hallclock: rehearse: " in got.err and " checks failed; the first: " in got.err
+    assert "projector: FAILED: table-1 is not among its tables" in got.out
+    assert "every view agreed" not in got.out
+
+
+def test_bad_input_is_refused_in_one_line(tmp_path):
+    res = run_cli("rehearse", "--faults", "meteor", "--out", str(tmp_path / "x"))
+    assert res.returncode == 2 and "--faults" in res.stderr and "Traceback" not in res.stderr
+    res = run_cli("rehearse", "--plan", str(tmp_path / "nope.json"), "--out", str(tmp_path))
+    assert res.returncode == 2 and "--plan" in res.stderr
+    res = run_cli("rehearse", "--mode", "duplicate", "--out", str(tmp_path / "y"))
+    assert res.returncode == 2 and "Scrabble" in res.stderr
