@@ -28,6 +28,8 @@ def register(sub):
                    "by default opening a port never resets a board (docs/hardware.md)")
     from .log import restore_option
     restore_option(p, default=True)
+    from .log import ship_option
+    ship_option(p, hall_options=True)
     p.set_defaults(func=cmd_hall)
 
     p = sub.add_parser(
@@ -56,8 +58,10 @@ def cmd_hall(args):
     if len(set(ports)) != len(ports):
         raise BadInput("a port is given twice: the hall unit and every table need "
                        "their own port")
-    from .log import restorer
+    from .log import attach_office, restorer, ship_to_office
+    office = ship_to_office(args)
     logger = Logger(ports, args.out, reset=args.reset, restore=restorer(args))
+    attach_office(logger, office)
     logger.open()
     relay = Relay(logger)  # before the loop: Ctrl-C, the usual stop, still reports
     try:

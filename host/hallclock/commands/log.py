@@ -22,6 +22,7 @@ def register(sub):
     p.add_argument("--plain", action="store_true",
                    help="plain lines instead of the live view (the default when not on a terminal)")
     broker_options(p, "log every clock of the hall through the broker (as 'logger')")
+    ship_option(p)
     p.add_argument("--clock", action="append", default=[], metavar="NAME",
                    help="with --broker: a clock --exit-on-end waits for (repeat for every "
                    "clock; default: every clock in --credentials)")
@@ -54,9 +55,58 @@ def broker_options(p, what):
                    help="with --broker on a TLS listener: the hall's CA certificate")
 
 
+def ship_option(p, hall_options=False):
+    """--ship HOST:PORT: a logger on serial ports ships its log to the
+    tournament office itself (docs/network.md "Several halls"), with --hall
+    and --credentials (added here when the command has no broker options)."""
+    p.add_argument("--ship", default=None, metavar="HOST:PORT",
+                   help="with serial ports: ship the log to the tournament office as it is "
+                   "stored, through the hall's broker at HOST:PORT (broker-config --office), "
+                   "with --hall and --credentials (as 'hallclock ship' beside the logger)")
+    if hall_options:
+        p.add_argument("--hall", default=None, metavar="NAME",
+                       help="the hall's name (with --ship)")
+        p.add_argument("--credentials", default=None, metavar="FILE",
+                       help="the hall's credentials.json, its 'logger' login (with --ship)")
+        p.add_argument("--tls-ca", default=None, metavar="FILE",
+                       help="with --ship on a TLS listener: the hall's CA certificate")
+
+
+def ship_to_office(args):
+    """--ship: the shipping of the log ``args.out`` to the office
+    (hallclock.net.ship.Beside: a thread of its own, started with the
+    logger's ports), checked before any port is opened; or None
+    (``attach_office`` gives it to the logger)."""
+    if getattr(args, "ship", None) is None:
+        if getattr(args, "broker", None) is None:
+            for opt in ("hall", "credentials", "tls_ca"):
+                if getattr(args, opt, None) is not None:
+                    raise BadInput(f"--{opt.replace('_', '-')} goes with --ship HOST:PORT")
+        return None
+    from ..net.broker import check_name, parse_broker
+    from ..net.ship import Beside
+    address = parse_broker(args.ship)
+    if args.hall is None or args.credentials is None:
+        raise BadInput("--ship needs --hall NAME and --credentials FILE (the hall's "
+                       "credentials.json, written by broker-config --office)")
+    check_name("hall name", args.hall)
+    return Beside(address, args.hall, args.credentials, args.out, tls=args.tls_ca,
+                  say=lambda text: print(shown(text), file=sys.stderr, flush=True))
+
+
+def attach_office(logger, office):
+    if office is not None:
+        logger.office = office.of(logger.writer)
+
+
 def broker_args(args):
     """(host, port) of --broker with --hall and --credentials checked, or None."""
+    if args.broker is not None and getattr(args, "ship", None) is not None:
+        raise BadInput("--ship is for a logger on serial ports: a logger on --broker ships "
+                       "its log itself when broker-config --office marked its login")
     if args.broker is None:
+        if getattr(args, "ship", None) is not None:
+            return None  # --hall, --credentials: the office's (ship_to_office)
         for opt in ("hall", "credentials", "tls_ca"):
             if getattr(args, opt, None) is not None:
                 raise BadInput(f"--{opt.replace('_', '-')} goes with --broker HOST:PORT")
@@ -98,8 +148,10 @@ def cmd_log(args):
         raise BadInput("give --port PORT (a serial port) or --broker HOST:PORT "
                        "(the hall network)")
     else:
+        office = ship_to_office(args)
         logger = Logger([resolve_port(p) for p in args.port], args.out, restore=restorer(args),
                         reset=args.reset)
+        attach_office(logger, office)
     logger.open()
     run_live(logger, args.plain, args.exit_on_end)
     print(f"hallclock log: {logger.stats()}", file=sys.stderr)

@@ -32,6 +32,8 @@ def register(sub):
     from .log import broker_options
     broker_options(s, "the hall network instead of serial ports (this command is then the "
                    "hall's logger: run no 'log --broker' beside it)")
+    from .log import ship_option
+    ship_option(s)
     from .log import restore_option
     restore_option(s, default=True)
     s.add_argument("--max-s", type=float, default=None, metavar="S",
@@ -88,10 +90,13 @@ def cmd_round_start(args):
         logger = BrokerLogger(address, args.hall, args.credentials, args.out, tls=args.tls_ca,
                               restore=restorer(args))
     else:
+        from .log import attach_office, ship_to_office
+        office = ship_to_office(args)
         ports = [resolve_port(p) for p in args.port]
         if len(set(ports)) != len(ports):
             raise BadInput("a port is given twice: every clock needs its own port")
         logger = Logger(ports, args.out, restore=restorer(args))
+        attach_office(logger, office)
     logger.open()
     control = RoundControl(logger, args.number, log_path=args.out, pairings=pairings)
     control.wait_heard(logger)

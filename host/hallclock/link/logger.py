@@ -51,6 +51,7 @@ class Logger:
         self.next_timers = 0.0
         self.disk_said = None  # when the full disk was last reported (monotonic), or None
         self.say = lambda text: print(shown(text), file=sys.stderr, flush=True)
+        self.office = None  # --ship: hallclock.net.ship.Beside, the log to the office
 
     # -- a full disk (logfile.LogWriter.flush) ------------------------------
     def disk_problem(self):
@@ -79,6 +80,8 @@ class Logger:
         _enough_fds(len(self.ports))
         for port in self.ports:
             port.open()
+        if self.office is not None:
+            self.office.start()  # its own thread: the ports never wait on the network
 
     def _port_changed(self):
         self.rewatch = True
@@ -196,3 +199,6 @@ class Logger:
         for port in self.ports:
             port.close()
         self.writer.close()
+        if self.office is not None:
+            office, self.office = self.office, None
+            office.finish()  # the clocks are done with: the office gets the rest
