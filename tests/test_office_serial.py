@@ -140,3 +140,31 @@ def test_ship_options_are_checked_before_any_port_is_opened(tmp_path):
     res = run_cli("hall", "--hall-unit-port", "/dev/null", "--port", "/dev/null2", "--out",
                   log, "--hall", "hall-a")
     assert res.returncode == 2 and "--hall goes with --ship" in res.stderr, res.stderr
+
+
+def test_a_broker_down_when_the_logger_starts_is_said_once_and_never_stops_the_log(tmp_path):
+    """No broker on --ship's port at all: the shipping thread says so once,
+    the log is written as ever, and on ending one line says what the office
+    lacks (the logger's own work never waits on it)."""
+    from hallclock.link.logfile import LogWriter
+    from hallclock.net import ship
+    hall_dir = str(tmp_path / "hall-a")
+    broker.write_config(hall_dir, "hall-a", ["t1"], port=broker.free_port(),
+                        bind="127.0.0.1", local_port=broker.free_port())
+    log = str(tmp_path / "round1.jsonl")
+    writer = LogWriter(log)
+    said = []
+    office = ship.Beside(("127.0.0.1", broker.free_port()), "hall-a",
+                         os.path.join(hall_dir, "credentials.json"), log,
+                         say=said.append).of(writer).start()
+    for seq in range(1, 6):
+        writer.add({"clock": "t1", "session": "00c0ffee", "seq": seq, "t_ms": seq * 100,
+                    "event": "press", "player": "A", "move": seq, "used_ms": 1000})
+        writer.flush()  # stored at once: nothing waits on the thread
+    assert presses(log) == 5
+    wait_for(lambda: said, 10, "the thread's word that the broker is not there")
+    behind = office.finish(drain_s=0.2)
+    writer.close()
+    assert behind == os.path.getsize(log)
+    assert len(said) == 2, said
+    assert "cannot reach the broker" in said[0] and "has not acknowledged" in said[1]
