@@ -12,6 +12,8 @@ import subprocess
 import sys
 import threading
 
+import pytest
+
 sys.path.insert(0, os.path.dirname(__file__))
 from conftest import run_cli  # noqa: E402
 from mqttrig import wait_for  # noqa: E402
@@ -48,7 +50,8 @@ def agree(a, b):
     return bool(rows) and all(r["agree"] for r in rows)
 
 
-def test_a_serial_logger_ships_its_log_itself_across_a_broker_restart(tmp_path):
+@pytest.mark.parametrize("command", [["log"], ["round", "start", "--round", "1"]])
+def test_a_serial_logger_ships_its_log_itself_across_a_broker_restart(tmp_path, command):
     office_dir = str(tmp_path / "office")
     port, local = broker.free_port(), broker.free_port()
     broker.write_office_config(office_dir, ["hall-a"], port=port, bind="127.0.0.1",
@@ -80,7 +83,7 @@ def test_a_serial_logger_ships_its_log_itself_across_a_broker_restart(tmp_path):
         clocks, fds, paths = start_virtual_clocks("scrabble", check_settings("scrabble", []),
                                                   [script, script])
         logger = subprocess.Popen(
-            HALLCLOCK + ["log", "--out", log, "--exit-on-end", "--plain",
+            HALLCLOCK + command + ["--out", log, "--exit-on-end",
                          "--ship", f"127.0.0.1:{hlocal}", "--hall", "hall-a", "--credentials",
                          os.path.join(hall_dir, "credentials.json")]
             + [x for p in paths for x in ("--port", p)],
