@@ -14,7 +14,7 @@ import common  # noqa: E402
 
 
 PARTS = ("timing", "fwcost", "latency", "scale", "unixheap", "heap32", "mqtt", "display",
-         "console", "tls", "catchup", "office")
+         "console", "tls", "catchup", "office", "rehearse")
 
 
 def main(argv=None):
@@ -57,6 +57,7 @@ def main(argv=None):
     import tlscost
     import catchup
     import officebench
+    import rehearsal
     if args.quick:
         part("timing", lambda: timing.bench(round_ms=12 * 60000, seeds=[1]))
         part("fwcost", fwcost.bench)
@@ -73,6 +74,9 @@ def main(argv=None):
                                               only=["both ways", "split"]))
         part("office", lambda: officebench.bench(2, 4, latency_s=6.0, outage_s=3.0,
                                                  say=common.say))
+        part("rehearse", lambda: rehearsal.bench(3, 1, 150.0, ("round_min=4",
+                                                               "round_warn_min=1"),
+                                                 say=common.say))
     else:
         part("timing", timing.bench)
         part("fwcost", fwcost.bench)
@@ -87,6 +91,7 @@ def main(argv=None):
         part("catchup", lambda: catchup.bench(say=common.say))
         part("office", lambda: officebench.bench(args.halls, args.office_clocks,
                                                  say=common.say))
+        part("rehearse", lambda: rehearsal.bench(say=common.say))
     res["seconds"]["total"] = round(time.monotonic() - t_all, 1)
     if args.only and not args.quick and os.path.exists(args.out):
         # one benchmark run again: the others' figures stay (each table's

@@ -469,3 +469,19 @@ def test_a_straggler_after_a_boot_the_model_could_not_take_is_dropped():
                      "session": "00000002"}, 110.0)
     assert c.model is None and c.previous is None
     assert clocks.feed(rec(6000, "power_loss"), 111.0) is c and c.model is None
+
+
+def test_a_pause_after_the_play_out_is_over_is_replayed():
+    """A player presses PAUSE after the play-out is over (ČAS 16.3): the
+    clock arms its set-up (a long PAUSE after a game opens it), and the next
+    pass finds PAUSE released.  The host's model replayed such a log (found
+    by hallclock rehearse) and crashed in that pass; every view then failed."""
+    import json
+    import os
+    from hallclock.views.model import Model
+    path = os.path.join(os.path.dirname(__file__), "golden", "model_pause_after_over.jsonl")
+    with open(path, encoding="utf-8") as f:
+        records = [json.loads(ln) for ln in f]
+    m = Model.from_records(records)
+    assert not m.mismatches
+    assert m.face().move == 38 and m.face().player == "B"

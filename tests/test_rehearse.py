@@ -14,14 +14,17 @@ from hallclock.hall import rehearsal
 SMALL = ["--tables", "3", "--rounds", "1", "--speed", "150", "--set", "round_min=4",
          "--set", "round_warn_min=1"]
 
+PAIRINGS = "table,A,B\n1,Jana Nováková,Petr Dvořák\n2,Eva Svobodová,Karel Černý\n"
+
 
 @pytest.fixture(scope="module")
 def day(tmp_path_factory):
     """The day, played once a test run (tests/sessiononce.py): its folder and
     what the command said."""
     def make(folder):
-        res = run_cli("rehearse", *SMALL, "--out", str(folder / "day"),
-                      timeout=240)  # the default faults
+        (folder / "pairings.csv").write_text(PAIRINGS, encoding="utf-8")
+        res = run_cli("rehearse", *SMALL, "--pairings", str(folder / "pairings.csv"),
+                      "--out", str(folder / "day"), timeout=240)  # the default faults
         (folder / "said.json").write_text(json.dumps(
             {"returncode": res.returncode, "stdout": res.stdout, "stderr": res.stderr}),
             encoding="utf-8")
@@ -47,6 +50,10 @@ def test_a_small_day_with_the_default_faults_agrees_with_its_plan(day):
         assert (out / name).stat().st_size > 0, name
     report = (out / "round1.report.txt").read_text(encoding="utf-8")
     assert all(f"table-{i}" in report for i in (1, 2, 3))
+    # the players' names (--pairings) in the verdicts and the round's report
+    assert any(ln.startswith("round 1 table-1 (Jana Nováková vs Petr Dvořák): ")
+               for ln in lines), lines
+    assert "Nováková" in report and "Černý" in report
     plan = json.loads((out / "plan.json").read_text(encoding="utf-8"))
     assert {f["kind"] for f in plan["rounds"][0]["faults"]} == {"reboot", "unplug", "logger",
                                                                 "late"}

@@ -132,6 +132,9 @@ class _NoButtons:
     def poll(self, now):
         return -1
 
+    def held_now(self, code):
+        return False  # a logged press has ended by the next pass (a PAUSE after the game)
+
     def next_deadline(self, now):
         return None
 
