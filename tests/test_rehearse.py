@@ -168,3 +168,23 @@ def test_bad_input_is_refused_in_one_line(tmp_path):
     assert res.returncode == 2 and "--plan" in res.stderr
     res = run_cli("rehearse", "--mode", "duplicate", "--out", str(tmp_path / "y"))
     assert res.returncode == 2 and "Scrabble" in res.stderr
+
+
+def test_a_pause_tagged_otherwise_fails_the_console_detail_and_the_csv(day, tmp_path):
+    """The referee log says another reason than the referee gave: the
+    console's detail and the report's CSV both disagree with the plan."""
+    plan, log = _copy(day, tmp_path)
+    ref = tmp_path / "round1.referee.jsonl"
+    lines = ref.read_text(encoding="utf-8").splitlines()
+    for i, ln in enumerate(lines):
+        r = json.loads(ln)
+        if r.get("event") == "pause_reason" and r.get("table") != "table-1":
+            r["reason"] = "break" if r["reason"] != "break" else "dispute"
+            lines[i] = json.dumps(r)
+            table = r["table"]
+            break
+    ref.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    d, _said = _check(plan, tmp_path, log)
+    checks = {(w, c) for w, c, _t in d.failures}
+    assert (f"round 1 {table}", "report CSV") in checks
+    assert any(c == "console detail" and w.startswith("round 1 checkpoint") for w, c in checks)

@@ -579,7 +579,7 @@ class Day:
             got = self.check_table(rnd, t, mine, asked.get(clock, {}))
             truths[clock] = got
             self.verdict(rnd, t, got, res.stdout, csv_rows)
-        self.check_views(rnd, records, checks, truths)
+        self.check_views(rnd, records, checks, truths, log)
         bad = [f for f in self.failures if f[0].startswith(where)]
         views = [f for f in bad if f[0].startswith(where + " checkpoint")]
         for w, check, text in views[:SHOW_VIEW_FAILURES]:
@@ -761,7 +761,7 @@ class Day:
                 out.setdefault(c.name, {}).setdefault(c.session, []).append(t)
         return out
 
-    def check_views(self, rnd, records, checks, truths):
+    def check_views(self, rnd, records, checks, truths, log="rehearsal.jsonl"):
         from . import display, referee
         from ..views.liveview import row_cells
         n = rnd["round"]
@@ -771,7 +771,7 @@ class Day:
             clocks = self._clocks_at(records, p)
             proj = display.face(clocks, None, now)
             ptables = {t["clock"]: t for t in proj.get("tables", [])}
-            tail = referee.RoundTail("rehearsal", wall=lambda: now, source=_Prefix(prefix))
+            tail = referee.RoundTail(log, wall=lambda: now, source=_Prefix(prefix))
             grid = {row["clock"]: row for row in referee.grid(tail, now)["tables"]}
             agreed = True
             for c in clocks:
@@ -825,8 +825,44 @@ class Day:
                                   f"{bool(want.paused)}")
                         agreed = False
                 self.figures["compared"] += 1
+            if k == len(checks):  # the round's end: each table's detail in the console
+                agreed = self.check_details(rnd, where, tail, truths) and agreed
             if agreed:
                 self.checkpoints += 1
+
+    def check_details(self, rnd, where, tail, truths):
+        """The console's detail of every table (hall/referee.detail): each
+        move's time used as the report formats the truth's, and the pauses'
+        reasons as the referee tagged them."""
+        from . import referee
+        from ..views import figures, report
+        agreed = True
+        plan = {t["clock"]: t for t in rnd["tables"]}
+        for clock, sessions in truths.items():
+            det = referee.detail(tail, clock)
+            truth = sessions.get(det["session"]) if det else None
+            if truth is None:
+                self.fail(where, "console detail", f"{clock}: no detail of its last session")
+                agreed = False
+                continue
+            recs = [dict(e, clock=clock, session=det["session"], seq=i, round=rnd["round"])
+                    for i, e in enumerate(truth.events, 1)]
+            game = figures.games_from_records(recs)[-1]
+            want = [report.fmt_short(m.used) for m in game.moves]
+            got = [m["used"] for m in det["moves"]]
+            if got != want:
+                self.fail(where, "console detail", f"{clock}: moves' time used {got}; the "
+                          f"clock's code {want}")
+                agreed = False
+            if len(sessions) == 1:  # the referee's tags, in the order the pauses came
+                reasons = plan[clock].get("reasons", {})
+                want_r = [reasons.get(str(i)) for i in range(1, len(det["pauses"]) + 1)]
+                got_r = [p["reason"] for p in det["pauses"]]
+                if got_r != want_r:
+                    self.fail(where, "console detail", f"{clock}: pause reasons {got_r}; the "
+                              f"referee tagged {want_r}")
+                    agreed = False
+        return agreed
 
     def summary(self):
         rounds = len(self.plan["rounds"])
