@@ -188,3 +188,19 @@ def test_a_pause_tagged_otherwise_fails_the_console_detail_and_the_csv(day, tmp_
     checks = {(w, c) for w, c, _t in d.failures}
     assert (f"round 1 {table}", "report CSV") in checks
     assert any(c == "console detail" and w.startswith("round 1 checkpoint") for w, c in checks)
+
+
+def test_a_projector_round_time_that_disagrees_fails(day, tmp_path, monkeypatch):
+    """The projector's round time (its largest type) a second off."""
+    from hallclock.hall import display
+    real = display.face
+
+    def off(*args, **kwargs):
+        out = real(*args, **kwargs)
+        if out.get("view") == "round" and out.get("digits", "").replace(":", "").isdigit():
+            out["digits"] = out["digits"][:-1] + str((int(out["digits"][-1]) + 1) % 10)
+        return out
+    monkeypatch.setattr(display, "face", off)
+    plan, log = _copy(day, tmp_path)
+    d, _said = _check(plan, tmp_path, log)
+    assert any(c == "projector" and "round time left" in t for _w, c, t in d.failures)

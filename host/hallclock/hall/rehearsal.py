@@ -764,6 +764,7 @@ class Day:
     def check_views(self, rnd, records, checks, truths, log="rehearsal.jsonl"):
         from . import display, referee
         from ..views.liveview import row_cells
+        from ..views.modes import clock_text, view_for
         n = rnd["round"]
         for k, (p, now) in enumerate(checks, 1):
             where = f"round {n} checkpoint {k}"
@@ -803,6 +804,14 @@ class Day:
                 else:
                     self.fail(where, "projector", f"{c.name} is not among its tables")
                     agreed = False
+                if c.name == proj.get("clock") and proj.get("view") == "round" \
+                        and not proj.get("ended"):  # the round's time, the largest type
+                    rnd_ = view_for(want.mode).round(want)
+                    wround = clock_text(max(0, rnd_["left_ms"])) if rnd_ else None
+                    if proj.get("digits") != wround:
+                        self.fail(where, "projector", f"round time left {proj.get('digits')} "
+                                  f"(from {c.name} at {t} ms); the clock's code: {wround}")
+                        agreed = False
                 card = grid.get(c.name)
                 wmove = str(want.move) if want.move is not None else "–"
                 for view, (va, vb, vm) in seen.items():
