@@ -204,3 +204,18 @@ def test_a_projector_round_time_that_disagrees_fails(day, tmp_path, monkeypatch)
     plan, log = _copy(day, tmp_path)
     d, _said = _check(plan, tmp_path, log)
     assert any(c == "projector" and "round time left" in t for _w, c, t in d.failures)
+
+
+def test_the_day_s_plan_reads_back_and_a_bad_one_is_refused_naming_the_table(day, tmp_path):
+    out, _res = day
+    plan = rehearsal.load_plan(str(out / "plan.json"))
+    assert plan == json.loads((out / "plan.json").read_text(encoding="utf-8"))
+    # the same seed and flags make the same plan (a day can be played again)
+    again = rehearsal.make_plan(3, 1, "scrabble", rehearsal.settings_mod.parse_text(
+        "scrabble", plan["settings"]), plan["speed"], plan["faults"], seed=plan["seed"])
+    assert json.loads(json.dumps(again)) == plan
+    plan["rounds"][0]["tables"][1]["actions"][2][2] = "C"  # no such button
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(plan), encoding="utf-8")
+    res = run_cli("rehearse", "--plan", str(bad), "--out", str(tmp_path / "d"))
+    assert res.returncode == 2 and "table-2" in res.stderr and "Traceback" not in res.stderr
