@@ -219,3 +219,20 @@ def test_the_day_s_plan_reads_back_and_a_bad_one_is_refused_naming_the_table(day
     bad.write_text(json.dumps(plan), encoding="utf-8")
     res = run_cli("rehearse", "--plan", str(bad), "--out", str(tmp_path / "d"))
     assert res.returncode == 2 and "table-2" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_a_console_server_that_shows_another_card_fails(day, tmp_path):
+    """The console's server (a stand-in answering its grid) with one card's
+    time left changed: the check names the console."""
+    from hallclock.hall import referee
+    plan, log = _copy(day, tmp_path)
+
+    class Stub:
+        def get(self, path):
+            grid = referee.grid(referee.RoundTail(log), 0.0)
+            grid["tables"][0]["left"] = "9:59"
+            return grid
+    d = rehearsal.Day(plan, str(tmp_path), say=lambda s: None)
+    d.check_console("round 1", Stub(), log, max_s=0.2)
+    assert d.failures and d.failures[0][:2] == ("round 1", "console")
+    assert "9:59" in d.failures[0][2]

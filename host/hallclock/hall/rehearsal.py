@@ -370,6 +370,35 @@ class Day:
         errf.close()
         return proc
 
+    def _console(self, log):
+        return Console(log)
+
+    def check_console(self, where, console, log, max_s=20.0):
+        """The console's grid at the end, read from its server, against the
+        grid of the same log made here: every table's card the same."""
+        from . import referee
+        tail = referee.RoundTail(log)
+        mine, got, diff = {}, {}, []
+        until = time.monotonic() + max_s
+        keys = ("left", "move", "finished", "status", "player", "reboot", "round", "players")
+        while True:
+            mine = {r["clock"]: r for r in referee.grid(tail, time.time())["tables"]}
+            answer = console.get("/api/grid")
+            got = {r["clock"]: r for r in answer["tables"]} if answer else {}
+            diff = [c for c in mine if c not in got or any(
+                got[c].get(k) != mine[c].get(k) for k in keys)]
+            if got and not diff:
+                return
+            if time.monotonic() >= until:
+                break
+            time.sleep(0.3)
+        if not got:
+            self.fail(where, "console", "its server's grid never answered")
+        else:
+            c = diff[0]
+            self.fail(where, "console", f"{c}: its server's card {got.get(c)}; the log's "
+                      f"{mine.get(c)}")
+
     def run(self):
         for rnd in self.plan["rounds"]:
             self.round(rnd)
@@ -379,7 +408,7 @@ class Day:
         from ..link.transport import pty_pair, read_fd
         from ..vboard.device import DeviceThread, RealPace, make_runner, mark
         from ..views.roundreport import referee_log_of
-        from .referee import RefereeLog, act, links_file_of
+        from .referee import links_file_of
         n = rnd["round"]
         where = f"round {n}"
         log = os.path.join(self.out, f"round{n}.jsonl")
@@ -437,7 +466,11 @@ class Day:
             if rnd.get("view_ms"):
                 gate.release()  # the settings are on the clocks: the players look
             proc = self._logger(n, ports_file, log, wait=True)
-            referee = RefereeLog(referee_log_of(log))
+
+            referee = self._console(log)  # the referee's console: its own server
+            if not referee.wait_up():
+                self.fail(where, "console", "its server never answered (see "
+                          f"{log}.console-stderr.txt)")
             events = [(rnd["start_ms"], "start", None)]
             if rnd.get("gong_ms") is not None:
                 events.append((rnd["gong_ms"], "gong", None))
@@ -470,9 +503,9 @@ class Day:
                             events.insert(0, (_at, kind, arg))  # the logger is not up yet
                             break
                         gate.release()
-                        act(referee, {"action": "start", "round": n}, None)
+                        referee.act(self, where, {"action": "start", "round": n})
                     elif kind == "gong":
-                        act(referee, {"action": "gong"}, None)
+                        referee.act(self, where, {"action": "gong"})
                     elif kind in ("unplug", "replug"):
                         cable = cables.get(arg["clock"])
                         if cable is not None:
@@ -500,8 +533,9 @@ class Day:
                         reason = tags.get(clock, {}).get(str(k))
                         if reason and (clock, sid, seq) not in tagged:
                             tagged.add((clock, sid, seq))
-                            referee.write("pause_reason", table=clock, table_session=sid,
-                                          pause_seq=seq, reason=reason)
+                            referee.act(self, where, {"action": "tag", "clock": clock,
+                                                      "session": sid, "pause_seq": seq,
+                                                      "reason": reason})
                 if restart_at is None and proc.poll() is not None and not events:
                     break
                 if not events and restart_at is None and all(
@@ -527,6 +561,8 @@ class Day:
                 self.fail(where, "round start", f"exit {proc.returncode}: see "
                           f"{log}.logger-stderr.txt")
         finally:
+            if referee is not None:
+                self.check_console(where, referee, log)
             if proc is not None and proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
@@ -886,6 +922,67 @@ class Day:
                 f"{plural(f['logger_restarts'], 'logger restart')}, "
                 f"{plural(f['late'], 'late clock')}, "
                 f"{plural(f['lost'], 'record')} lost, {views}")
+
+
+class Console:
+    """The referee's console (``hallclock console --log``) as its own process:
+    its server, its token, its actions (POST /api/action), its grid."""
+
+    TOKEN = "rehearsal"
+
+    def __init__(self, log):
+        import socket
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = sock.getsockname()[1]
+        errf = open(log + ".console-stderr.txt", "a", encoding="utf-8")
+        self.proc = subprocess.Popen(
+            hallclock_exe() + ["console", "--log", log, "--http-port", str(self.port),
+                               "--token", self.TOKEN],
+            stdout=subprocess.DEVNULL, stderr=errf, start_new_session=True)
+        errf.close()
+
+    def _call(self, path, body=None):
+        import urllib.error
+        import urllib.request
+        req = urllib.request.Request(
+            f"http://127.0.0.1:{self.port}{path}",
+            data=None if body is None else json.dumps(body).encode(),
+            headers={"X-Hallclock-Token": self.TOKEN, "Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                return resp.status, json.load(resp)
+        except urllib.error.HTTPError as exc:
+            return exc.code, {}
+        except (OSError, ValueError):
+            return None, None
+
+    def get(self, path):
+        status, answer = self._call(path)
+        return answer if status == 200 else None
+
+    def wait_up(self, max_s=30.0):
+        until = time.monotonic() + max_s
+        while time.monotonic() < until and self.proc.poll() is None:
+            if self.get("/api/grid") is not None:
+                return True
+            time.sleep(0.1)
+        return False
+
+    def act(self, day, where, body):
+        status, answer = self._call("/api/action", body)
+        if status != 200:
+            day.fail(where, "console", f"{body.get('action')}: the console answered "
+                     f"{status} {answer}")
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
 
 
 class Gate:
