@@ -156,7 +156,7 @@ def test_a_broker_down_when_the_logger_starts_is_said_once_and_never_stops_the_l
     the log is written as ever, and on ending one line says what the office
     lacks (the logger's own work never waits on it)."""
     from hallclock.link.logfile import LogWriter
-    from hallclock.net import ship
+    from hallclock.net import shiploop as ship
     hall_dir = str(tmp_path / "hall-a")
     broker.write_config(hall_dir, "hall-a", ["t1"], port=broker.free_port(),
                         bind="127.0.0.1", local_port=broker.free_port())

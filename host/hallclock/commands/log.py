@@ -74,7 +74,7 @@ def ship_option(p, hall_options=False):
 
 def ship_to_office(args):
     """--ship: the shipping of the log ``args.out`` to the office
-    (hallclock.net.ship.Beside: a thread of its own, started with the
+    (hallclock.net.shiploop.Beside: a thread of its own, started with the
     logger's ports), checked before any port is opened; or None
     (``attach_office`` gives it to the logger)."""
     if getattr(args, "ship", None) is None:
@@ -84,7 +84,7 @@ def ship_to_office(args):
                     raise BadInput(f"--{opt.replace('_', '-')} goes with --ship HOST:PORT")
         return None
     from ..net.broker import check_name, parse_broker
-    from ..net.ship import Beside
+    from ..net.shiploop import Beside
     address = parse_broker(args.ship)
     if args.hall is None or args.credentials is None:
         raise BadInput("--ship needs --hall NAME and --credentials FILE (the hall's "

@@ -107,7 +107,7 @@ def cmd_ship(args):
     import time
     from ..errors import HallclockError, shown
     from ..net.broker import check_name, parse_broker
-    from ..net.ship import ship_file
+    from ..net.shiploop import ship_file
     address = parse_broker(args.broker)
     check_name("hall name", args.hall)
     if not os.path.isfile(args.log):

@@ -51,7 +51,7 @@ class Logger:
         self.next_timers = 0.0
         self.disk_said = None  # when the full disk was last reported (monotonic), or None
         self.say = lambda text: print(shown(text), file=sys.stderr, flush=True)
-        self.office = None  # --ship: hallclock.net.ship.Beside, the log to the office
+        self.office = None  # --ship: hallclock.net.shiploop.Beside, the log to the office
 
     # -- a full disk (logfile.LogWriter.flush) ------------------------------
     def disk_problem(self):
