@@ -42,10 +42,13 @@ def modules():
 MODULES = modules()
 
 
-def imports(name, path):
-    """The host modules ``name`` imports (at the top or inside a function)."""
+def imports(name, path, known, root):
+    """(the modules of ``known`` that ``name`` imports, the top-level names
+    of the others it imports): at the top or inside a function (a lazy
+    import is still an arrow).  ``from a import b`` is an arrow to ``a`` and,
+    if it is a module, to ``a.b``; the package ``root`` itself is no arrow."""
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-    found = set()
+    found, other = set(), set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
             targets = [a.name for a in node.names]
@@ -60,25 +63,64 @@ def imports(name, path):
         else:
             continue
         for t in targets:
-            while t and t not in MODULES:
+            if not (t == root or t.startswith(root + ".")):
+                other.add(t.split(".")[0])
+                continue
+            while t and t not in known:
                 t = t.rpartition(".")[0]
-            if t and t != name and t != "hallclock":
+            if t and t != name and t != root:
                 found.add(t)
-    return found
+    return found, other
 
 
-GRAPH = {name: imports(name, path) for name, path in MODULES.items()}
+GRAPH = {name: imports(name, path, MODULES, "hallclock")[0] for name, path in MODULES.items()}
+
+
+def rank(floors, root, name):
+    """(rank, title) of ``name`` on ``floors`` (lowest first): its longest
+    matching prefix; ``root`` (the package itself) matches only itself."""
+    best = None
+    for at, (title, prefixes) in enumerate(floors):
+        for prefix in prefixes:
+            if name == prefix or (prefix != root and name.startswith(prefix + ".")):
+                if best is None or len(prefix) > best[0]:
+                    best = (len(prefix), at, title)
+    return None if best is None else best[1:]
 
 
 def layer(name):
-    """(rank, layer name) of a module: its longest matching prefix."""
-    best = None
-    for rank, (title, prefixes) in enumerate(LAYERS):
-        for prefix in prefixes:
-            if name == prefix or (prefix != "hallclock" and name.startswith(prefix + ".")):
-                if best is None or len(prefix) > best[0]:
-                    best = (len(prefix), rank, title)
-    return None if best is None else best[1:]
+    return rank(LAYERS, "hallclock", name)
+
+
+def circles(graph):
+    """Every import circle of ``graph`` (name -> names it imports)."""
+    state = {}
+    found = []
+
+    def visit(node, path):
+        state[node] = "open"
+        for t in sorted(graph.get(node, ())):
+            if state.get(t) == "open":
+                found.append(" -> ".join(path[path.index(t):] + [t]))
+            elif t not in state:
+                visit(t, path + [t])
+        state[node] = "done"
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    return found
+
+
+def arrows_up(graph, floor):
+    up = []
+    for name, targets in sorted(graph.items()):
+        here = floor(name)
+        for t in sorted(targets):
+            there = floor(t)
+            if here is not None and there is not None and there[0] > here[0]:
+                up.append(f"{name} ({here[1]}) -> {t} ({there[1]})")
+    return up
 
 
 def test_every_module_has_a_layer():
@@ -88,33 +130,13 @@ def test_every_module_has_a_layer():
 
 
 def test_no_arrow_back_up():
-    up = []
-    for name, targets in sorted(GRAPH.items()):
-        here = layer(name)
-        for t in sorted(targets):
-            there = layer(t)
-            if here is not None and there is not None and there[0] > here[0]:
-                up.append(f"{name} ({here[1]}) -> {t} ({there[1]})")
+    up = arrows_up(GRAPH, layer)
     assert not up, "imports that point up a layer:\n" + "\n".join(up)
 
 
 def test_no_import_circle():
-    state = {}
-    circles = []
-
-    def visit(node, path):
-        state[node] = "open"
-        for t in sorted(GRAPH.get(node, ())):
-            if state.get(t) == "open":
-                circles.append(" -> ".join(path[path.index(t):] + [t]))
-            elif t not in state:
-                visit(t, path + [t])
-        state[node] = "done"
-
-    for name in sorted(GRAPH):
-        if name not in state:
-            visit(name, [name])
-    assert not circles, "import circles:\n" + "\n".join(circles)
+    found = circles(GRAPH)
+    assert not found, "import circles:\n" + "\n".join(found)
 
 
 @pytest.mark.parametrize("package", sorted(n for n, p in MODULES.items()
@@ -169,79 +191,14 @@ FW_MODULES = fw_modules()
 
 
 def fw_imports(name, path, known=FW_MODULES):
-    """(firmware modules ``name`` imports, other modules it imports): at the
-    top or inside a function (a lazy import is still an arrow)."""
-    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-    found, other = set(), set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            targets = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[:len(base) - (node.level - 1)]
-                mod = ".".join(base + ([node.module] if node.module else []))
-            else:
-                mod = node.module or ""
-            # ``from . import x``: the module x (its package is imported anyway)
-            targets = [mod + "." + a.name for a in node.names
-                       if mod + "." + a.name in known] or [mod]
-        else:
-            continue
-        for t in targets:
-            if not (t == "hallclock_fw" or t.startswith("hallclock_fw.")):
-                other.add(t.split(".")[0])
-                continue
-            while t and t not in known:
-                t = t.rpartition(".")[0]
-            if t and t != name:
-                found.add(t)
-    return found, other
+    return imports(name, path, known, "hallclock_fw")
 
 
 FW_GRAPH = {name: fw_imports(name, path)[0] for name, path in FW_MODULES.items()}
 
 
 def fw_floor(name):
-    """(rank, floor) of a firmware module: its longest matching prefix."""
-    best = None
-    for rank, (title, prefixes) in enumerate(FW_FLOORS):
-        for prefix in prefixes:
-            if name == prefix or (prefix != "hallclock_fw" and name.startswith(prefix + ".")):
-                if best is None or len(prefix) > best[0]:
-                    best = (len(prefix), rank, title)
-    return None if best is None else best[1:]
-
-
-def circles(graph):
-    """Every import circle of ``graph`` (name -> names it imports)."""
-    state = {}
-    found = []
-
-    def visit(node, path):
-        state[node] = "open"
-        for t in sorted(graph.get(node, ())):
-            if state.get(t) == "open":
-                found.append(" -> ".join(path[path.index(t):] + [t]))
-            elif t not in state:
-                visit(t, path + [t])
-        state[node] = "done"
-
-    for name in sorted(graph):
-        if name not in state:
-            visit(name, [name])
-    return found
-
-
-def arrows_up(graph, floor):
-    up = []
-    for name, targets in sorted(graph.items()):
-        here = floor(name)
-        for t in sorted(targets):
-            there = floor(t)
-            if here is not None and there is not None and there[0] > here[0]:
-                up.append(f"{name} ({here[1]}) -> {t} ({there[1]})")
-    return up
+    return rank(FW_FLOORS, "hallclock_fw", name)
 
 
 def impure(modules=FW_MODULES, graph=None):
