@@ -79,19 +79,31 @@ def ship_to_office(args):
     (``attach_office`` gives it to the logger)."""
     if getattr(args, "ship", None) is None:
         if getattr(args, "broker", None) is None:
-            for opt in ("hall", "credentials", "tls_ca"):
-                if getattr(args, opt, None) is not None:
-                    raise BadInput(f"--{opt.replace('_', '-')} goes with --ship HOST:PORT")
+            _alone(args, "--ship")
         return None
-    from ..net.broker import check_name, parse_broker
     from ..net.shiploop import Beside
-    address = parse_broker(args.ship)
-    if args.hall is None or args.credentials is None:
-        raise BadInput("--ship needs --hall NAME and --credentials FILE (the hall's "
-                       "credentials.json, written by broker-config --office)")
-    check_name("hall name", args.hall)
+    address = _hall_login(args, "--ship", args.ship, "the hall's credentials.json, written "
+                          "by broker-config --office")
     return Beside(address, args.hall, args.credentials, args.out, tls=args.tls_ca,
                   say=lambda text: print(shown(text), file=sys.stderr, flush=True))
+
+
+def _alone(args, option):
+    """--hall, --credentials or --tls-ca given without ``option``: refused."""
+    for opt in ("hall", "credentials", "tls_ca"):
+        if getattr(args, opt, None) is not None:
+            raise BadInput(f"--{opt.replace('_', '-')} goes with {option} HOST:PORT")
+
+
+def _hall_login(args, option, value, what):
+    """(host, port) of ``option``'s ``value``, with --hall and --credentials
+    (``what`` the credentials file is) given and the hall's name checked."""
+    from ..net.broker import check_name, parse_broker
+    address = parse_broker(value)
+    if args.hall is None or args.credentials is None:
+        raise BadInput(f"{option} needs --hall NAME and --credentials FILE ({what})")
+    check_name("hall name", args.hall)
+    return address
 
 
 def attach_office(logger, office):
@@ -107,16 +119,10 @@ def broker_args(args):
     if args.broker is None:
         if getattr(args, "ship", None) is not None:
             return None  # --hall, --credentials: the office's (ship_to_office)
-        for opt in ("hall", "credentials", "tls_ca"):
-            if getattr(args, opt, None) is not None:
-                raise BadInput(f"--{opt.replace('_', '-')} goes with --broker HOST:PORT")
+        _alone(args, "--broker")
         return None
-    from ..net.broker import check_name, parse_broker
-    address = parse_broker(args.broker)
-    if args.hall is None or args.credentials is None:
-        raise BadInput("--broker needs --hall NAME and --credentials FILE "
-                       "(the credentials.json broker-config wrote)")
-    check_name("hall name", args.hall)
+    address = _hall_login(args, "--broker", args.broker,
+                          "the credentials.json broker-config wrote")
     if getattr(args, "port", None):
         raise BadInput("give --port or --broker, not both")
     if getattr(args, "reset", False):

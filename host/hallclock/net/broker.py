@@ -256,6 +256,22 @@ def passwords_text(creds):
     return "".join(f"{c['user']}:{password_hash(c['password'])}\n" for c in creds.values())
 
 
+def _fresh_dir(out, port, tls, local_port, sub, kind, carriers):
+    """(out made absolute, the local listener's port) for a new broker
+    directory ``out`` with ``sub``/ and data/; refused if it already holds
+    credentials (``carriers`` carry the passwords written there)."""
+    if not 1 <= port <= 65535:
+        raise BadInput(f"--broker-port {port}: give 1-65535")
+    local_port = local_port_for(port, tls[0] if tls else None, local_port)
+    out = os.path.abspath(out)
+    if os.path.exists(os.path.join(out, "credentials.json")):
+        raise BadInput(f"{out} already holds {kind} (credentials.json): remove it or choose "
+                       f"another --out ({carriers} carry the passwords written there)")
+    os.makedirs(os.path.join(out, sub), exist_ok=True)
+    os.makedirs(os.path.join(out, "data"), exist_ok=True)
+    return out, local_port
+
+
 def write_config(out, hall, clocks, port=1883, bind=None, broker_host=None, tls=None,
                  local_port=None, tls_clocks=()):
     """Write DIR/mosquitto.conf, passwords, acl, credentials.json (every
@@ -263,16 +279,8 @@ def write_config(out, hall, clocks, port=1883, bind=None, broker_host=None, tls=
     ``tls_clocks`` (those need ``tls``) their cfg points at the TLS listener
     and clocks/hallclock.ca is the hall's CA in DER."""
     check_name("hall name", hall)
-    if not 1 <= port <= 65535:
-        raise BadInput(f"--broker-port {port}: give 1-65535")
-    local_port = local_port_for(port, tls[0] if tls else None, local_port)
-    out = os.path.abspath(out)
-    if os.path.exists(os.path.join(out, "credentials.json")):
-        raise BadInput(f"{out} already holds a hall configuration (credentials.json): "
-                       "remove it or choose another --out (the clocks' cfg files carry "
-                       "the passwords written there)")
-    os.makedirs(os.path.join(out, "clocks"), exist_ok=True)
-    os.makedirs(os.path.join(out, "data"), exist_ok=True)
+    out, local_port = _fresh_dir(out, port, tls, local_port, "clocks", "a hall configuration",
+                                 "the clocks' cfg files")
     creds = {}
     for name in list(clocks) + list(HOSTS):
         creds[name] = {"user": name, "password": secrets.token_urlsafe(18)}
@@ -565,16 +573,8 @@ def write_office_config(out, halls, port=1883, bind=None, local_port=None, tls=N
     """DIR/mosquitto.conf, passwords, acl, credentials.json (the office's
     tools' logins and every bridge's) and halls/<hall>.json: the one login a
     hall's laptop gets (``broker-config --office-credentials``)."""
-    if not 1 <= port <= 65535:
-        raise BadInput(f"--broker-port {port}: give 1-65535")
-    local_port = local_port_for(port, tls[0] if tls else None, local_port)
-    out = os.path.abspath(out)
-    if os.path.exists(os.path.join(out, "credentials.json")):
-        raise BadInput(f"{out} already holds a configuration (credentials.json): remove it "
-                       "or choose another --out (the halls' bridges carry the passwords "
-                       "written there)")
-    os.makedirs(os.path.join(out, "halls"), exist_ok=True)
-    os.makedirs(os.path.join(out, "data"), exist_ok=True)
+    out, local_port = _fresh_dir(out, port, tls, local_port, "halls", "a configuration",
+                                 "the halls' bridges")
     creds = {t: {"user": t, "password": secrets.token_urlsafe(18)} for t in OFFICE_TOOLS}
     for h in halls:
         creds[bridge_user(h)] = {"user": bridge_user(h), "password": secrets.token_urlsafe(18),
