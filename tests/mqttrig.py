@@ -389,3 +389,38 @@ def flood_beside_a_game(hall, folder, n=60000, seconds=7.0, thief="t2", player="
     return {"wait_s": watch.wait_s(), "offered": offered, "log": out,
             "logger_peak_kib": peak[0], "stats": err.strip().splitlines()[-1] if err else "",
             "device": d}
+
+
+def start_broker(folder, log):
+    """Mosquitto on ``folder``'s configuration (hall or office), its own
+    output into the file ``log``; stopped by the test."""
+    extra = ["user root"] if broker.reachable_by_broker(folder) else []
+    b = broker.Broker(folder, extra=extra, log=log)
+    b.start(timeout=60.0)
+    return b
+
+
+def bridged_hall(root, hall="hall-a", clocks=("t1",)):
+    """An office (office-config) and one hall (broker-config) bridged to it,
+    both in ``root``: (office folder, the office tools' local port, hall
+    folder, the hall's local port)."""
+    office_dir = os.path.join(str(root), "office")
+    port, local = broker.free_port(), broker.free_port()
+    broker.write_office_config(office_dir, [hall], port=port, bind="127.0.0.1",
+                               local_port=local)
+    hall_dir = os.path.join(str(root), hall)
+    hlocal = broker.free_port()
+    broker.write_config(hall_dir, hall, list(clocks), port=broker.free_port(),
+                        bind="127.0.0.1", local_port=hlocal)
+    broker.add_bridge(hall_dir, hall, ("127.0.0.1", port), broker.load_bridge_login(
+        os.path.join(office_dir, "halls", hall + ".json"), hall))
+    return office_dir, local, hall_dir, hlocal
+
+
+def logs_agree(a, b):
+    """``hallclock audit`` finds the two logs (a hall's, the office's copy) the same."""
+    from hallclock.commands.audit import audit, read_copy
+    if not (os.path.exists(a) and os.path.exists(b)):
+        return False
+    rows = audit([read_copy(a)[0], read_copy(b)[0]])
+    return bool(rows) and all(r["agree"] for r in rows)

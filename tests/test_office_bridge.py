@@ -19,7 +19,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from conftest import run_cli  # noqa: E402
-from mqttrig import wait_for  # noqa: E402
+from mqttrig import start_broker, wait_for  # noqa: E402
 
 from hallclock.net import broker  # noqa: E402
 
@@ -72,13 +72,6 @@ class Paho:
     def stop(self):
         self.c.disconnect()
         self.c.loop_stop()
-
-
-def start_broker(folder, log):
-    extra = ["user root"] if broker.reachable_by_broker(folder) else []
-    b = broker.Broker(folder, extra=extra, log=log)
-    b.start(timeout=60.0)
-    return b
 
 
 def log_has(path, text):

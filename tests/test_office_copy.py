@@ -30,9 +30,8 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from conftest import run_cli  # noqa: E402
-from mqttrig import Proxy, wait_for  # noqa: E402
+from mqttrig import Proxy, bridged_hall, logs_agree as agree, start_broker, wait_for  # noqa: E402
 
-from hallclock.commands.audit import audit, read_copy  # noqa: E402
 from hallclock.net import broker, mqtt as mqtthost, ship  # noqa: E402
 from hallclock.vboard import device as virtual  # noqa: E402
 from hallclock.vboard.vdev.pump import RealPace, mark  # noqa: E402
@@ -67,13 +66,6 @@ class Player:
         elif self.end and not self.ended:
             r.actions.append((r.ms + 1, "end", None))
             self.ended = True
-
-
-def start_broker(folder, log):
-    extra = ["user root"] if broker.reachable_by_broker(folder) else []
-    b = broker.Broker(folder, extra=extra, log=log)
-    b.start(timeout=60.0)
-    return b
 
 
 def sigkill(b):
@@ -223,13 +215,6 @@ class Rig:
 def broker_records(path):
     from hallclock.link.logfile import read_records
     return read_records(path)
-
-
-def agree(a, b):
-    if not (os.path.exists(a) and os.path.exists(b)):
-        return False
-    rows = audit([read_copy(a)[0], read_copy(b)[0]])
-    return bool(rows) and all(r["agree"] for r in rows)
 
 
 def current(rig, h):
@@ -387,17 +372,8 @@ def test_a_log_kept_on_serial_ports_is_shipped_by_hallclock_ship(tmp_path):
     office down it exits 1 naming what the office lacks, once the office is
     back the copy is the hall's log (``audit``)."""
     from hallclock.vboard.device import simulate
-    office_dir = str(tmp_path / "office")
-    port, local = broker.free_port(), broker.free_port()
+    office_dir, local, hall_dir, hlocal = bridged_hall(tmp_path)
     office_creds = os.path.join(office_dir, "credentials.json")
-    broker.write_office_config(office_dir, ["hall-a"], port=port, bind="127.0.0.1",
-                               local_port=local)
-    hall_dir = str(tmp_path / "hall-a")
-    hlocal = broker.free_port()
-    broker.write_config(hall_dir, "hall-a", ["t1"], port=broker.free_port(),
-                        bind="127.0.0.1", local_port=hlocal)
-    broker.add_bridge(hall_dir, "hall-a", ("127.0.0.1", port), broker.load_bridge_login(
-        os.path.join(office_dir, "halls", "hall-a.json"), "hall-a"))
     log = str(tmp_path / "round1.jsonl")
     # the serial logger's log: a game over a pty, logged by the real host
     actions = [(0, "press", "START"), (300, "press", "B")] + [

@@ -18,9 +18,8 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from conftest import run_cli  # noqa: E402
-from mqttrig import wait_for  # noqa: E402
+from mqttrig import bridged_hall, logs_agree as agree, start_broker, wait_for  # noqa: E402
 
-from hallclock.commands.audit import audit, read_copy  # noqa: E402
 from hallclock.hall.round import start_virtual_clocks  # noqa: E402
 from hallclock.link.logfile import read_records  # noqa: E402
 from hallclock.net import broker  # noqa: E402
@@ -31,13 +30,6 @@ PRESS_MS = 200  # a press at each clock this often (real time)
 PRESSES = 60  # 12 s a clock: the broker is killed well before the game's end, even when the office lags
 
 
-def start_broker(folder, log):
-    extra = ["user root"] if broker.reachable_by_broker(folder) else []
-    b = broker.Broker(folder, extra=extra, log=log)
-    b.start(timeout=60.0)
-    return b
-
-
 def presses(path):
     try:
         return sum(1 for r in read_records(path) if r.get("event") == "press")
@@ -45,25 +37,9 @@ def presses(path):
         return 0
 
 
-def agree(a, b):
-    if not (os.path.exists(a) and os.path.exists(b)):
-        return False
-    rows = audit([read_copy(a)[0], read_copy(b)[0]])
-    return bool(rows) and all(r["agree"] for r in rows)
-
-
 @pytest.mark.parametrize("command", [["log"], ["round", "start", "--round", "1"], ["hall"]])
 def test_a_serial_logger_ships_its_log_itself_across_a_broker_restart(tmp_path, command):
-    office_dir = str(tmp_path / "office")
-    port, local = broker.free_port(), broker.free_port()
-    broker.write_office_config(office_dir, ["hall-a"], port=port, bind="127.0.0.1",
-                               local_port=local)
-    hall_dir = str(tmp_path / "hall-a")
-    hlocal = broker.free_port()
-    broker.write_config(hall_dir, "hall-a", ["t1"], port=broker.free_port(),
-                        bind="127.0.0.1", local_port=hlocal)
-    broker.add_bridge(hall_dir, "hall-a", ("127.0.0.1", port), broker.load_bridge_login(
-        os.path.join(office_dir, "halls", "hall-a.json"), "hall-a"))
+    office_dir, local, hall_dir, hlocal = bridged_hall(tmp_path)
     copies = str(tmp_path / "copies")
     os.mkdir(copies)
     copy = os.path.join(copies, "hall-a.jsonl")
