@@ -96,6 +96,45 @@ def test_a_silent_host_ends_the_pump(tmp_path):
     assert pump.since(began) >= 300  # it did wait for the host first
 
 
+def _starved_clock(monkeypatch):
+    """The pump's real clock, moved on by the test (a loaded machine)."""
+    clock = [0.0]
+    monkeypatch.setattr(pump, "mark", lambda: clock[0])
+    monkeypatch.setattr(pump, "since", lambda t0: clock[0] - t0)
+    return clock
+
+
+def test_a_quiet_stretch_on_a_starved_machine_is_no_silence(tmp_path, monkeypatch):
+    """Every pass of the game takes a real second (a starved machine) while
+    the host has every event: nothing waits for the host, so its quiet is no
+    silence and the game plays to its end (contract: the device exits after
+    30 s without host contact -- counted while events wait, as the
+    firmware's link counts it)."""
+    clock = _starved_clock(monkeypatch)
+    runner = _runner()
+
+    def starved():
+        if not runner.pending():
+            clock[0] += 1000.0
+
+    line = MemoryLine(tmp_path / "quiet.jsonl")
+    assert pump.pump(runner, line, silence_ms=300, after_pass=starved) is True
+    recs = read_records(str(tmp_path / "quiet.jsonl"))
+    assert clock[0] > 3000  # the game did take many times the limit
+    assert len(recs) == 11 and recs[-1]["event"] == "end" and recs[-1]["t_ms"] == 40000
+
+
+def test_events_waiting_on_a_starved_machine_still_count_the_silence(tmp_path, monkeypatch):
+    clock = _starved_clock(monkeypatch)
+
+    def starved():
+        clock[0] += 100.0
+
+    line = MemoryLine(tmp_path / "deaf.jsonl", deaf=True)
+    assert pump.pump(_runner(), line, silence_ms=300, after_pass=starved) is False
+    assert 300 < clock[0] < 1000  # given up once events had waited the limit
+
+
 def test_stop_ends_the_pump(tmp_path):
     line = MemoryLine(tmp_path / "stop.jsonl")
     assert pump.pump(_runner(), line, stop=lambda: True) is False

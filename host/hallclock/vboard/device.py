@@ -12,8 +12,8 @@ acknowledged, no faster than real time (``Runner.pace``): the link's resend
 baud) or a logger that is not there yet gets resends at a board's rate, not
 hundreds of them, and a device with no host plays its script at the board's
 pace.  After the scenario's ``end`` time runs at the real rate.  The pump
-gives up after ``silence_s`` of real time without a byte from the host (the
-contract's 30 s).
+gives up after ``silence_s`` of real time without a byte from the host while
+events wait for it (the contract's 30 s; ``vdev.runner.HostSilence``).
 """
 import errno
 import os

@@ -19,8 +19,10 @@
 
 After the scenario's ``end`` time runs at the real rate until the host has
 every event (True); the pump gives up after ``silence_ms`` of real time
-without a byte from the host (False; under RealPace only once the game has
-ended: a clock on real time plays its game whether a host listens or not).
+without a byte from the host while events wait for it (False; ``HostSilence``:
+a quiet stretch of play with every event acknowledged is no silence; under
+RealPace only once the game has ended: a clock on real time plays its game
+whether a host listens or not).
 
 MicroPython-compatible (integer ticks there, ``time.monotonic`` on CPython),
 so the same pump runs a clock under CPython and inside the unix port.
@@ -29,7 +31,7 @@ import time
 
 from hallclock_fw import protocol
 
-from .runner import DONE, HANDED_BACK, PACED, RUNNING
+from .runner import DONE, HANDED_BACK, PACED, RUNNING, HostSilence
 
 SILENCE_MS = 30000  # the contract: give up after 30 s without host contact
 WAIT_MS = 20  # after the end: the longest wait for host bytes between passes
@@ -162,22 +164,23 @@ def pump(runner, line, pace=None, silence_ms=SILENCE_MS, connect_ms=None, stop=N
         line.wait(WAIT_MS)
     if pace is None:
         pace = SimPace()
-    last_contact = mark()
+    silence = HostSilence(silence_ms)
     status = RUNNING
     while True:
         if stop is not None and stop():
             return False
         line.send(runner.take_output())
         data = line.receive()
+        real = int(since(began))
         if data:
             runner.feed(data)
-            last_contact = mark()
+            silence.heard(real)
         if status == DONE or status == HANDED_BACK:
             if line.sent_all():
                 return True
             line.wait(WAIT_MS)
             continue
-        if pace.hears_silence(status) and since(last_contact) > silence_ms:
+        if silence.over(real, pace.hears_silence(status) and runner.pending()):
             return False
         status, wait = pace.step(runner, status, data)
         if after_pass is not None:

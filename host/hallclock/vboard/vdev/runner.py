@@ -36,6 +36,33 @@ def session_after(sid):
     return "%08x" % ((int(sid, 16) + 0x10001) & 0xFFFFFFFF)
 
 
+class HostSilence:
+    """The host's silence (real ms) that ends a virtual device, counted only
+    while the device holds events the host has not acknowledged, from the
+    moment they began to wait or the host's last byte since: the firmware's
+    link counts it the same way (``heard``, from the first sending none was
+    owed before).  A quiet stretch of play has nothing for the host to
+    answer, so it is no silence however slowly a loaded machine runs it.
+    ``real``: a ticks-like ms clock (``ticks_diff``)."""
+
+    def __init__(self, limit_ms):
+        self.limit = limit_ms
+        self.start = None  # None: nothing waits for the host
+
+    def heard(self, real):
+        if self.start is not None:
+            self.start = real
+
+    def over(self, real, waiting):
+        """True once events have waited ``limit_ms`` with no host byte."""
+        if not waiting:
+            self.start = None
+            return False
+        if self.start is None:
+            self.start = real
+        return ticks_diff(real, self.start) > self.limit
+
+
 class Runner:
     def __init__(self, mode, settings, actions, clock="virtual-1", sid="00000001",
                  start_ticks=0, period=None, seed=12345, record=False):

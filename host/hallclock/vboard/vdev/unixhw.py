@@ -24,7 +24,7 @@ from hallclock_fw.hw import device
 
 from . import scenariofile
 from .fakes import PowerCut
-from .runner import CRASH_RESET_MS, Runner
+from .runner import CRASH_RESET_MS, HostSilence, Runner
 
 EXIT_SILENT = 3  # the host was silent for silence_ms
 EXIT_MEMORY = 4  # MemoryError: the heap is too small
@@ -38,7 +38,7 @@ class Done(Exception):
 
 
 class Silent(Exception):
-    """No byte from the host for ``silence_ms``."""
+    """No byte from the host for ``silence_ms`` while events waited for it."""
 
 
 class Rebooted(Exception):
@@ -61,9 +61,8 @@ class UnixHW(Runner):
         self.poller.register(link, select.POLLIN)
         self.rxbuf = bytearray(256)
         self.pending_out = b""
-        self.silence_ms = silence_ms
-        self.last_contact = time.ticks_ms()
-        self.last_real = self.last_contact
+        self.silence = HostSilence(silence_ms)
+        self.last_real = time.ticks_ms()
         self.booted = 0
         self.panel = None
         self.reserve = None
@@ -327,7 +326,7 @@ class UnixHW(Runner):
                     self.uart.feed(rx[:n])
                     got = True
         if got:
-            self.last_contact = time.ticks_ms()
+            self.silence.heard(time.ticks_ms())
         return got
 
     def wait(self, due):
@@ -354,7 +353,7 @@ class UnixHW(Runner):
                 self._read(20)
                 continue
             real = time.ticks_ms()
-            if time.ticks_diff(real, self.last_contact) > self.silence_ms:
+            if self.silence.over(real, not app.link.all_acked()):
                 raise Silent()
             if status == 2:  # after the end: real time
                 if not got:
