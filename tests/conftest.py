@@ -54,6 +54,18 @@ def script(tmp_path):
     return make
 
 
+def hold_pty(path, proc):
+    """An fd on a virtual board's pty, kept by the test until the board is
+    stopped: a pty's number is free again once nobody holds either end, so a
+    board that ends (killed, or a cable pulled out on purpose) would hand its
+    path to another worker's next pty, and a client opening the stale path
+    (mpremote, hallclock log) would take that test's port.  Held, the dead
+    board's path is gone (ENOENT) until the test lets go."""
+    fd = os.open(path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+    assert proc.poll() is None, "the virtual board ended before its pty was held"
+    return fd
+
+
 @contextlib.contextmanager
 def virtual_board(*options):
     """The virtual MicroPython board (the VM behind a pty answering mpremote),
@@ -63,9 +75,11 @@ def virtual_board(*options):
     env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "host"), env.get("PYTHONPATH", "")])
     p = subprocess.Popen([sys.executable, "-m", "hallclock.vboard.mpvm.board", *options],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    held = None
     try:
         path = p.stdout.readline().strip()
         assert path.startswith("/dev/"), p.stderr.read() if p.poll() is not None else path
+        held = hold_pty(path, p)
         yield path
         # the board serves until it is stopped: one that ended during the test
         # closed its pty under the client (EIO on the client's next ioctl)
@@ -77,6 +91,8 @@ def virtual_board(*options):
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
+        if held is not None:
+            os.close(held)
 
 
 @pytest.fixture

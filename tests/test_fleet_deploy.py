@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, run_cli, virtual_board
+from conftest import ROOT, hold_pty, run_cli, virtual_board
 from hallclock_fw import VERSION
 from hallclock_fw.hw import config
 
@@ -64,6 +64,7 @@ def boards(n, *options):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "host"), env.get("PYTHONPATH", "")])
     procs = []
+    held = []  # each board's pty held until it is stopped (conftest.hold_pty)
     try:
         for i in range(n):
             opts = options[i] if i < len(options) else ()
@@ -72,6 +73,7 @@ def boards(n, *options):
                                           text=True, env=env))
         paths = [p.stdout.readline().strip() for p in procs]
         assert all(p.startswith("/dev/") for p in paths), paths
+        held.extend(hold_pty(path, p) for path, p in zip(paths, procs))
         yield list(zip(paths, procs))
     finally:
         for p in procs:
@@ -82,6 +84,8 @@ def boards(n, *options):
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+        for fd in held:
+            os.close(fd)
 
 
 def mpremote(port, *args):
