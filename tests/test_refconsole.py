@@ -245,6 +245,14 @@ def test_actions_need_the_token_and_a_pause_is_tagged(server, page, game):
     assert page.eval_on_selector("#pauses select.reason", "s => s.value") == ""
     assert page.is_disabled("#pauses button.tag")
     page.select_option("#pauses select.reason", "challenge")
+    # the detail is drawn again every few polls: the referee's pick survives it
+    # (a tablet's picker leaves nothing focused; the click came after a redraw)
+    page.evaluate("""() => { document.activeElement.blur();
+        document.querySelector('#pauses tbody tr').dataset.drawn = 'before'; }""")
+    page.wait_for_function("!document.querySelector('#pauses tbody tr').dataset.drawn",
+                           timeout=WAIT_MS)
+    assert page.eval_on_selector("#pauses select.reason", "s => s.value") == "challenge"
+    assert not page.is_disabled("#pauses button.tag")
     page.click("#pauses button.tag")
     wait_text(page, "#answer", "challenge")
     tags = [r for r in read_records(side) if r["event"] == "pause_reason"]

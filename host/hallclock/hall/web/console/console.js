@@ -8,6 +8,7 @@
   var open = null;          // the clock whose detail is shown
   var reasons = [];
   var ticks = 0;
+  var chosen = {};          // a reason picked but not yet tagged, per pause: kept over redraws
 
   function $(id) { return document.getElementById(id); }
   function el(tag, cls, text) {
@@ -136,24 +137,27 @@
       var pb = $("pauses").querySelector("tbody");
       pb.textContent = "";
       d.pauses.forEach(function (p) {
+        var key = d.clock + "/" + p.session + "/" + p.seq;
+        if (p.reason) { delete chosen[key]; }
+        var pick = p.reason || chosen[key] || "";
         var sel = el("select");
         sel.className = "reason";
         // an untagged pause offers no reason until the referee picks one
         var none = el("option", "", "choose…");
         none.value = "";
         none.disabled = true;
-        none.selected = !p.reason;
+        none.selected = !pick;
         sel.appendChild(none);
         reasons.forEach(function (r) {
           var o = el("option", "", r.text);
           o.value = r.key;
-          if (r.key === p.reason) { o.selected = true; }
+          if (r.key === pick) { o.selected = true; }
           sel.appendChild(o);
         });
         var b = el("button", "tag", "tag");
         b.type = "button";
-        b.disabled = !p.reason;
-        sel.onchange = function () { b.disabled = !sel.value; };
+        b.disabled = !pick;
+        sel.onchange = function () { chosen[key] = sel.value; b.disabled = !sel.value; };
         b.onclick = function () {
           if (!sel.value) { return; }
           act({action: "tag", clock: d.clock, session: p.session, pause_seq: p.seq,
