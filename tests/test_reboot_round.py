@@ -3,11 +3,12 @@ reboots"): ``round start`` and ``hall`` send the game back by default
 (``--restore``; ``--no-restore`` for a referee who wants to look first), so
 the rebooted clock goes on at its move number with the hall's round (ČAS
 4.1, 6.1)."""
+import json
 import os
+import re
 import subprocess
 import sys
-
-import re
+import time
 
 import pytest
 
@@ -22,6 +23,7 @@ from hallclock.vboard import device as virtual
 from hallclock.vboard.device import make_runner
 from hallclock_fw.settings import parse
 
+SPEED = 8.0  # the hall's time: real time x 8 (the holds below keep the host in step)
 SETS = ["move_s=30", "warn_s=20,10", "round_min=2", "round_warn_min=1"]
 # t1 reboots in the middle of A's third move (B, A, B pressed before it)
 # (the clocks wait for the logger: a clock no host heard yet runs at real time)
@@ -30,7 +32,44 @@ T1 = ("20000 press B\n23000 press A\n26000 press B\n28000 reboot\n40000 press A\
 T2 = "20000 press B\n23000 press A\n50000 end\n"
 
 
+def _reboots(text):
+    """The scenario times (device ms) of a script's reboots."""
+    return [a.as_tuple()[0] for a in parse_text(text) if a.as_tuple()[1] == "reboot"]
+
+
+def _logged(path):
+    """The complete records the round's log holds so far (another process writes it)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except FileNotFoundError:
+        return []
+    return [json.loads(ln) for ln in text.split("\n")[:-1] if ln.strip()]
+
+
+def _ready(recs, hold):
+    """Whether the host has done what the hall's time waits for at ``hold``:
+    ("start",) the round's START reached both clocks; ("reboot", k) the host
+    has heard t1's k-th reboot and, restoring, the clock took its game back."""
+    if hold[0] == "start":
+        return {r["clock"] for r in recs if r["event"] == "round"} == {"t1", "t2"}
+    losses = [r for r in recs if r["clock"] == "t1" and r["event"] == "power_loss"]
+    if len(losses) < hold[1]:
+        return False
+    loss = losses[hold[1] - 1]
+    if "restore" not in loss:
+        return True
+    return any(r["clock"] == "t1" and r["session"] == loss["next_session"]
+               and r["event"] == "resume" for r in recs)
+
+
 def _round(tmp_path, *flags, t1=T1, sets=SETS):
+    """The round on two virtual clocks under ``round start``.  The hall's time
+    (real time x SPEED, shared by both clocks) stands still just after the boot
+    until the round's START reached both clocks, and just after each of t1's
+    reboots until the host has handled it: a loaded machine that is slow to
+    start the host or to answer a reboot delays the game, never reorders it."""
+    from hallclock.hall.rehearsal import Gate, GatedPace
     fds, threads = [], []
     out = tmp_path / "round1.jsonl"
     devs = []
@@ -40,18 +79,29 @@ def _round(tmp_path, *flags, t1=T1, sets=SETS):
         runner = make_runner("scrabble", parse("scrabble", sets),
                              [a.as_tuple() for a in parse_text(text)], clock=clock, sid=sid)
         devs.append((runner, master, path))
+    holds = [(1, ("start",))] + [(ms + 1, ("reboot", k + 1))
+                                 for k, ms in enumerate(_reboots(t1))]
+    gate = Gate(SPEED, [ms for ms, _why in holds])
+    waits = [why for _ms, why in holds]
     exe = os.path.join(os.path.dirname(sys.executable), "hallclock")
     args = [exe, "round", "start", "--round", "1", "--out", str(out), "--exit-on-end", *flags]
     for d in devs:
         args += ["--port", d[2]]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    err_path = tmp_path / "round.stderr"
+    with open(err_path, "w") as err:
+        proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=err, text=True)
     try:
-        t0 = virtual.mark()
         for runner, master, _p in devs:
-            th = virtual.DeviceThread(runner, master, virtual.RealPace(t0, 4.0))
+            th = virtual.DeviceThread(runner, master, GatedPace(gate))
             th.start()
             threads.append(th)
-        stdout, stderr = proc.communicate(timeout=120)
+        end = time.monotonic() + 120
+        while proc.poll() is None:
+            if waits and _ready(_logged(out), waits[0]):
+                gate.release()
+                waits.pop(0)
+            assert time.monotonic() < end, f"the round did not end; waiting for {waits[:1]}"
+            time.sleep(0.02)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -60,7 +110,9 @@ def _round(tmp_path, *flags, t1=T1, sets=SETS):
             th.halt = True
         for fd in fds:
             os.close(fd)
+    stderr = err_path.read_text()
     assert proc.returncode == 0, stderr
+    assert not waits, waits  # every hold was released by what it waited for
     return read_log(out)
 
 
@@ -129,7 +181,7 @@ def test_round_start_restores_a_clock_rebooted_mid_move_by_default(tmp_path):
     old = next(r for r in t1 if r["event"] == "round" and r["session"] == loss["session"])
     rnd = next(r for r in new if r["event"] == "round")
     # the hall's round: it ran on through the outage (4.1: the host adds the
-    # outage as its wall clock measured it; these clocks run at 4x), its gongs
+    # outage as its wall clock measured it; these clocks run at SPEED), its gongs
     # at the hall's times (6.1)
     last = [r for r in t1 if r["session"] == loss["session"]][-2]
     assert rnd["round"] == 1
@@ -210,10 +262,9 @@ def test_a_clock_rebooted_in_the_play_out_keeps_its_step(tmp_path):
     """The end gong fell in B's move 4 (ČAS 16.3 (a)), then the power went:
     the game comes back in play-out step (a) at move 4, the end gong is not
     given again, and B's press starts (b) with move 5."""
-    # the end gong falls 120 s after the round's START reached t1, which a
-    # loaded machine delays (a clock no host heard yet runs at real time):
-    # B's move 4 runs from 100 s to the reboot at 135 s, so a START up to 15 s
-    # late still puts the gong in it (a 60 s limit keeps the move running)
+    # the end gong falls 120 s after the round's START reached t1 (the
+    # hall's time stands still at 1 ms until it has, _round): inside B's
+    # move 4, from 100 s to the reboot at 135 s (a 60 s limit keeps it running)
     recs = _round(tmp_path, t1="20000 press B\n23000 press A\n26000 press B\n100000 press A\n"
                   "135000 reboot\n145000 press B\n150000 press A\n160000 end\n",
                   sets=["move_s=60"] + SETS[1:])
