@@ -503,3 +503,24 @@ def test_what_the_host_says_goes_to_stderr_as_hallclock_lines(tmp_path, capsys):
     host.feed(protocol.frame(("H %s t1 scrabble v 3" % SID).encode()))
     err = capsys.readouterr().err
     assert err.startswith("hallclock: port: clock t1 speaks protocol 3") and err.count("\n") == 1
+
+
+def test_a_named_clock_not_heard_since_a_restart_has_ended_if_the_log_says_so(tmp_path):
+    """The hall network's logger restarted on its log (a link per named clock):
+    a clock whose newest session's end is in the log, silent since, counts as
+    ended for --exit-on-end; one mid-game, or never logged, does not."""
+    path = tmp_path / "log.jsonl"
+    rows = [{"clock": "t1", "seq": 1, "t_ms": 0, "event": "boot", "session": "a"},
+            {"clock": "t1", "seq": 2, "t_ms": 900, "event": "end", "session": "a"},
+            {"clock": "t2", "seq": 1, "t_ms": 0, "event": "boot", "session": "b"}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    w = LogWriter(str(path))
+    try:
+        links = {c: HostLink(w, lambda data: None, c, table=c) for c in ("t1", "t2", "t3")}
+        assert [links[c].ended() for c in ("t1", "t2", "t3")] == [True, False, False]
+        assert not HostLink(w, lambda data: None, "port").ended()  # a port: any clock
+        # t1 began a new game (a reboot) since: its newest session has not ended
+        w.add({"clock": "t1", "seq": 1, "t_ms": 0, "event": "boot", "session": "c"})
+        assert not links["t1"].ended()
+    finally:
+        w.close()

@@ -53,8 +53,10 @@ def tag_round(session, record):
 
 
 class HostLink:
-    def __init__(self, writer, send, name="port", restore=None, clock=time.monotonic):
+    def __init__(self, writer, send, name="port", restore=None, clock=time.monotonic,
+                 table=None):
         self.writer = writer
+        self.table = table  # the one clock this link is to (a hall topic), None: any
         self.send = send  # bytes -> None (to the device)
         self.name = name
         # send the game back after a power loss: ``restore(records, restored=,
@@ -289,5 +291,10 @@ class HostLink:
         self.stored.append(record)
 
     def ended(self):
-        """True once some session's end is stored with everything before it."""
-        return any(s.ended for s in self.sessions.values())
+        """True once some session's end is stored with everything before it;
+        a link to a named clock not heard in this run (a restarted logger):
+        once the log holds the end of that clock's newest session."""
+        if any(s.ended for s in self.sessions.values()):
+            return True
+        return not self.sessions and self.table is not None and \
+            self.table in self.writer.games_over()[0]

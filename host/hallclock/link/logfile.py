@@ -348,6 +348,15 @@ class LogWriter:
     def is_closed(self, clock, session):
         return (clock, session) in self.ended
 
+    def games_over(self, heard=()):
+        """(ended, open): the clocks of the log, other than ``heard``, whose
+        newest session has its end stored, and those whose newest has not."""
+        ended, open_ = set(), set()
+        for clock, sid in self.latest.items():
+            if clock not in heard:
+                (ended if (clock, sid) in self.ends else open_).add(clock)
+        return ended, open_
+
     def session_records(self, clock, session):
         """Every stored record of one session (read back from the file)."""
         self.flush()

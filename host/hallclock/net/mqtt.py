@@ -518,7 +518,7 @@ class BrokerLogger(Logger):
                 return  # a viewer sends nothing (the broker would drop it anyway)
             for message in sealed.seal_down(data):
                 self.net.publish(t, message)
-        link = HostLink(self.writer, send, clock, restore=self.restore)
+        link = HostLink(self.writer, send, clock, restore=self.restore, table=clock)
         self.seals.append(sealed)
         self.index[clock] = len(self.links)
         port = ClockTopic(self.hall, clock)
