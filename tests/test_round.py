@@ -127,6 +127,62 @@ def test_a_port_heard_only_after_the_start_is_told_then():
     assert rc.missing() == ["t1"]
 
 
+def test_a_restarted_logger_does_not_send_start_to_a_clock_that_took_it():
+    """A logger restarted on the round's log (the documented recovery) hears
+    a clock's records of round 2, resent before its hello is seen as a
+    session: START is not sent to it again (it would log a refusal,
+    round_started); a clock of the log without the round is told."""
+    now = [0.0]
+    lg = _FakeLogger(2)
+    rc = roundctl.RoundControl(lg, 2, clock=lambda: now[0])
+    took = Session("a", "t1", "scrabble")
+    took.round = 2  # read back from the log (LogWriter.rounds)
+    lg.links[0].current = took
+    lg.links[0].on_record({"clock": "t1", "session": "a", "event": "press", "player": "A",
+                           "move": 4, "used_ms": 5000, "t_ms": 90000, "round": 2})
+    lg.links[1].current = Session("b", "t2", "scrabble")
+    lg.links[1].on_record({"clock": "t2", "session": "b", "event": "boot", "t_ms": 0})
+    rc.start()
+    assert lg.ports[0].sent == []
+    assert lg.ports[1].sent == [hostframes.round_number(2, 0)]
+    for _ in range(8):
+        now[0] += roundctl.RETRY_S + 0.01
+        rc.service()
+    assert lg.ports[0].sent == [] and rc.missing() == ["t2"]
+
+
+def test_a_restarted_logger_knows_from_the_log_when_the_round_started(tmp_path):
+    """round start run again on round 4's log (its logger died 754 s into the
+    round): START is sent to no clock (t1 took it: it would only log a
+    refusal), and t2, rebooted meanwhile (a session without the round), is
+    told the round started 754 s ago, not now."""
+    t0 = 1800000000.0
+    log = tmp_path / "round4.jsonl"
+    rows = [{"clock": "t1", "seq": 1, "t_ms": 0, "event": "boot", "mode": "scrabble"},
+            {"clock": "t1", "seq": 2, "t_ms": 900, "event": "round", "round": 4,
+             "elapsed_ms": 0}]
+    log.write_text("".join(json.dumps(dict(r, session="a", host_time=_iso(t0 + 1))) + "\n"
+                           for r in rows), encoding="utf-8")
+    now = [50.0]
+    lg = _FakeLogger(2)
+    rc = roundctl.RoundControl(lg, 4, log_path=str(log), clock=lambda: now[0],
+                               wall=lambda: t0 + 755.0)
+    lg.links[0].current = Session("a", "t1", "scrabble")
+    lg.links[0].current.round = 4
+    lg.links[1].current = Session("c", "t2", "scrabble")  # rebooted: no round yet
+    assert rc.start() is False  # the round has started: the console's START is refused
+    assert "round 4: started at" in rc.log[0] and "START is not sent again" in rc.log[0]
+    rc.service()
+    assert lg.ports[0].sent == []
+    assert lg.ports[1].sent == [hostframes.round_number(4, 754000)]
+
+
+def _iso(epoch):
+    from datetime import datetime, timezone
+    return datetime.fromtimestamp(epoch, timezone.utc).isoformat(
+        timespec="milliseconds").replace("+00:00", "Z")
+
+
 def test_the_operators_lines_name_the_players(tmp_path):
     """round start --pairings (contract 1.3): a table the command names (a
     late clock, one that never took the round) comes with its players in this
@@ -278,6 +334,49 @@ def test_round_on_virtual_clocks_with_a_reboot_and_a_late_clock(tmp_path):
     assert late_t2["elapsed_ms"] > 0 and late_t3["elapsed_ms"] >= 30000
     assert any(r["event"] == "power_loss" for r in recs)
     assert rc.missing() == []
+
+
+def test_a_logger_restarted_after_a_table_ended_exits_at_the_round_s_end(tmp_path):
+    """The logger dies mid-round after t1 has ended (its clock, every event
+    stored, says nothing more) and is started again on the same log: with
+    --exit-on-end it ends once t2 ends (t1's end is in the log), and it sends
+    START to neither clock again (no refusal of the round in the log)."""
+    out = tmp_path / "round3.jsonl"
+    fds, threads = [], []
+    specs = [("t1", "1000 press B\n3000 press A\n6000 end\n", "f0000011"),
+             ("t2", "1000 press B\n5000 press A\n60000 press B\n90000 end\n", "f0000012")]
+    devs = [_device(c, s, sid, fds) for c, s, sid in specs]
+    t0 = virtual.mark()
+    try:
+        for runner, master, _path in devs:
+            th = virtual.DeviceThread(runner, master, virtual.RealPace(t0, SPEED))
+            th.start()
+            threads.append(th)
+        logger = Logger([d[2] for d in devs], str(out))
+        logger.open()
+        rc = roundctl.RoundControl(logger, 3, log_path=str(out))
+        while len(rc.live()) < 2:
+            rc.wait_heard(logger, 0.1)
+        rc.start()
+        # t1 ended and has every ack (its clock is quiet): the logger is killed
+        assert not roundctl.run_round(logger, rc, stop=lambda: not threads[0].is_alive(),
+                                      max_s=30)
+        assert not threads[0].is_alive() and threads[1].is_alive()
+        logger = Logger([d[2] for d in devs], str(out))  # the same --out
+        logger.open()
+        rc = roundctl.RoundControl(logger, 3, log_path=str(out))
+        rc.wait_heard(logger)
+        rc.start()  # round start without --wait: the referee's command given again
+        assert roundctl.run_round(logger, rc, exit_on_end=True, max_s=30)
+        assert not threads[1].is_alive()
+    finally:
+        for th in threads:
+            th.halt = True
+        for fd in fds:
+            os.close(fd)
+    recs = read_log(out)
+    assert [r["event"] for r in recs if r["event"] in ("round", "refused")] == ["round"] * 2
+    assert [r["clock"] for r in recs if r["event"] == "end"] == ["t1", "t2"]
 
 
 def test_round_start_command_on_ports(tmp_path):

@@ -83,6 +83,29 @@ class RoundControl:
         self.heard = {}  # (clock, session) -> [first, pace_from, newest]: (host s, t_ms)
         for i, link in enumerate(self.links):
             link.on_record = self._hook(i, link.on_record)
+        if log_path:
+            self._resume(log_path)
+
+    def _resume(self, log_path):
+        """A logger started again on the round's log (the laptop or the logger
+        died): if its clocks took the round, it has started, when the log says;
+        START is not sent again (a clock that took it would log a refusal), and
+        a clock without it is told how long ago it started."""
+        from ..link.logfile import read_records
+        from ..views.report import time_of_day
+        starts = []
+        for r in read_records(log_path):
+            at = epoch_of(r.get("host_time"))
+            if r.get("event") == "round" and r.get("round") == self.number and \
+                    isinstance(r.get("elapsed_ms"), int) and at is not None:
+                starts.append((r["elapsed_ms"] != 0, at - max(0, r["elapsed_ms"]) / 1000.0))
+        if not starts:
+            return
+        at = min(starts)[1]  # a clock that took START itself, else a late one's reckoning
+        self.started_at = self.time() - max(0.0, self.wall() - at)
+        self.log.append(f"round {self.number}: started at {time_of_day(at)} (the log says "
+                        "so): START is not sent again; a clock without the round is told "
+                        "how long ago it started")
 
     def table(self, clock):
         """'table-5 (Nováková vs Dvořák)': a clock as the operator's lines
@@ -124,19 +147,19 @@ class RoundControl:
             h[2] = (at, t)
         seen = self._seen(index, record.get("clock"), record.get("session"))
         ev = record.get("event")
-        if ev == "round" and record.get("round") == self.number:
-            seen.tagged = True
+        if record.get("round") == self.number:
+            seen.tagged = True  # its round event, or a record after it (a restarted logger)
+            self.gongs_heard += ev == "gong"
         elif ev == "refused" and record.get("what") == "round" and not seen.tagged:
             seen.refused = True
-        elif ev == "gong" and record.get("round") == self.number:
-            self.gongs_heard += 1
 
     def _seen(self, index, clock, sid, tagged=False):
         key = (index, clock, sid)
         seen = self.sessions.get(key)
         if seen is None:
             seen = self.sessions[key] = _Seen()
-            seen.tagged = tagged
+        if tagged:
+            seen.tagged = True  # the log says so, though a record came first
         return seen
 
     def _discover(self):
