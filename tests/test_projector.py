@@ -519,3 +519,49 @@ def test_tables_only_when_asked_and_a_round_over_early_says_so(tmp_path):
     assert [a["digits"] for a in f["ahead"]] == ["over"] and f["due"] == []
 
 
+
+
+def _round_of(rows, t0=1800000000.0):
+    """Clocks fed from rows (clock, t_ms, event, fields), one session a clock."""
+    clocks = Clocks()
+    seqs = {}
+    boot = {"mode": "scrabble", "settings": {"move_s": 120, "warn_s": [30], "round_min": 40,
+                                             "round_warn_min": 10}}
+    for clock, t, ev, extra in rows:
+        if clock not in seqs:
+            seqs[clock] = 1
+            clocks.feed(dict(clock=clock, seq=1, t_ms=0, event="boot", session=clock,
+                             host_time=iso(t0), **boot), t0)
+        seqs[clock] += 1
+        at = t0 + t / 1000
+        clocks.feed(dict(clock=clock, seq=seqs[clock], t_ms=t, event=ev, session=clock,
+                         host_time=iso(at), **extra), at)
+    return clocks
+
+
+def test_a_table_whose_game_has_not_begun_is_shown_and_the_hall_unit_never():
+    """round start: every table took the round (the host's N) and gave its
+    start gong; table-2's players have not pressed yet.  It is a table, not a
+    hall unit (a round run from the laptop has none).  In a relay hall the
+    hall unit (the first start gong, never a move, no round number) is left
+    out, and a table that has not begun still shows."""
+    t0 = 1800000000.0
+    rows = []
+    for name in ("table-1", "table-2", "table-3"):
+        rows += [(name, 100, "round", {"round": 1, "elapsed_ms": 0}),
+                 (name, 100, "gong", {"kind": "start", "move": None, "round": 1})]
+    for name in ("table-1", "table-3"):
+        rows.append((name, 2000, "turn", {"player": "A", "move": 1, "limit_ms": 120000}))
+    f = face(_round_of(rows), None, t0 + 30)
+    assert [t["clock"] for t in f["tables"]] == ["table-1", "table-2", "table-3"]
+    assert f["subtitle"] == "3 tables"
+    relayed = [("hall", 100, "gong", {"kind": "start", "move": None})]
+    for name in ("table-1", "table-2", "table-3"):
+        relayed.append((name, 105, "gong", {"kind": "start", "move": None}))
+    relayed.append(("table-3", 2000, "turn", {"player": "A", "move": 1, "limit_ms": 120000}))
+    f = face(_round_of(relayed), None, t0 + 30)
+    assert [t["clock"] for t in f["tables"]] == ["table-1", "table-2", "table-3"]
+    assert f["subtitle"] == "3 tables"
+    # before any move, too: the hall unit is not counted
+    f = face(_round_of(relayed[:4]), None, t0 + 30)
+    assert [t["clock"] for t in f["tables"]] == ["table-1", "table-2", "table-3"]

@@ -53,12 +53,38 @@ def gong_text(kind, warn_min):
 
 
 def _tables(clocks, now):
-    """The tables of a round: every clock but the hall unit (the one that
-    gives the round's gongs and never has a move, while the tables do)."""
-    moved = [c for c in clocks if c.model is not None and c.model.face(c.device_now(now)).move]
-    if not moved:
-        return list(clocks)
-    return [c for c in clocks if c in moved or not any(k == "start" for _t, k, _m, _e in c.gongs)]
+    """The tables of a round: every clock but the hall unit (``hall_unit``);
+    a table whose game has not begun is a table all the same."""
+    unit = hall_unit(clocks, now)
+    return [c for c in clocks if c is not unit]
+
+
+def _moved(c, now):
+    """True if the clock's game (this session's or the one before a reboot)
+    has had a move."""
+    if c.model is not None and c.model.face(c.device_now(now)).move:
+        return True
+    old = c.previous
+    return old is not None and bool(old.face(old.t_ms).move)
+
+
+def hall_unit(clocks, now):
+    """The hall unit among a round's clocks, or None: the referee's clock of a
+    relay hall (``hallclock hall``) gives the round's first start gong, which
+    the tables copy, and never has a move nor takes the host's round number (a
+    hall run by ``round start`` has no hall unit).  Until some clock's start
+    gong none can be told apart: every clock is then a table (docs/hall.md)."""
+    clocks = list(clocks)
+    if len(clocks) < 2:
+        return None
+    started = [(ep, i, c) for i, c in enumerate(clocks)
+               for ep in [_start_epoch(c)] if ep is not None]
+    if not started:
+        return None
+    first = min(started)[2]
+    if first.round_heard is not None or _moved(first, now):
+        return None
+    return first
 
 
 class LogTail:
