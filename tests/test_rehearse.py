@@ -167,7 +167,8 @@ def test_bad_input_is_refused_in_one_line(tmp_path):
     res = run_cli("rehearse", "--plan", str(tmp_path / "nope.json"), "--out", str(tmp_path))
     assert res.returncode == 2 and "--plan" in res.stderr
     res = run_cli("rehearse", "--mode", "duplicate", "--out", str(tmp_path / "y"))
-    assert res.returncode == 2 and "Scrabble" in res.stderr
+    assert res.returncode == 2 and "--mode duplicate" in res.stderr
+    assert "scrabble and backgammon" in res.stderr and "Traceback" not in res.stderr
 
 
 def test_a_pause_tagged_otherwise_fails_the_console_detail_and_the_csv(day, tmp_path):
@@ -236,3 +237,61 @@ def test_a_console_server_that_shows_another_card_fails(day, tmp_path):
     d.check_console("round 1", Stub(), log, max_s=0.2)
     assert d.failures and d.failures[0][:2] == ("round 1", "console")
     assert "9:59" in d.failures[0][2]
+
+
+BG = ["--mode", "backgammon", "--tables", "3", "--speed", "150", "--set", "match=3"]
+
+
+@pytest.fixture(scope="module")
+def bg_day(tmp_path_factory):
+    """A backgammon day (slow-play clocks: a bank a player, 15 s delay), once a run."""
+    def make(folder):
+        res = run_cli("rehearse", *BG, "--out", str(folder / "day"), timeout=240)
+        (folder / "said.json").write_text(json.dumps(
+            {"returncode": res.returncode, "stdout": res.stdout, "stderr": res.stderr}),
+            encoding="utf-8")
+    done = once_dir(tmp_path_factory, "rehearse-bg-day", make)
+    said = json.loads((done / "said.json").read_text(encoding="utf-8"))
+    return done / "day", types.SimpleNamespace(**said)
+
+
+def test_a_backgammon_day_with_the_default_faults_agrees_with_its_plan(bg_day):
+    """The same faults on backgammon clocks: every bank, delay and pause the
+    log, the report and the views show is the backgammon core's (İSTAVDER
+    2.4, 4, 6.1); the clocks take the round's number, and no GONG is planned
+    (a backgammon clock gives no hall gongs)."""
+    out, res = bg_day
+    assert res.returncode == 0, res.stdout + res.stderr
+    lines = res.stdout.splitlines()
+    assert sum(ln.startswith("round 1 table-") and ln.endswith(": agreed") for ln in lines) == 3
+    assert lines[-1].startswith("3 tables × 1 round: 1 reboot restored, 1 clock unplugged, "
+                                "1 logger restart, 1 late clock, 0 records lost"), lines[-1]
+    plan = json.loads((out / "plan.json").read_text(encoding="utf-8"))
+    assert plan["mode"] == "backgammon" and plan["rounds"][0]["gong_ms"] is None
+    from hallclock.link.logfile import read_records
+    recs = read_records(str(out / "round1.jsonl"))
+    assert {r["mode"] for r in recs if r["event"] == "boot"} == {"backgammon"}
+    assert sum(r["event"] == "resume" for r in recs) >= 1  # the reboot's game given back
+    assert not any(r["event"] == "refused" for r in recs)  # START taken once a session
+
+
+def test_a_backgammon_bank_off_by_a_second_fails_the_log_check(bg_day, tmp_path):
+    out, res = bg_day
+    assert res.returncode == 0, res.stdout + res.stderr
+    for name in ("plan.json", "round1.jsonl"):
+        shutil.copy(out / name, tmp_path / name)
+    plan = json.loads((tmp_path / "plan.json").read_text(encoding="utf-8"))
+    log = str(tmp_path / "round1.jsonl")
+    lines = open(log, encoding="utf-8").read().splitlines()
+    for i in range(len(lines) - 1, 0, -1):
+        r = json.loads(lines[i])
+        if r["event"] == "press" and r.get("move", 0) >= 2:
+            r["bank_ms"] += 1000
+            lines[i] = json.dumps(r)
+            clock = r["clock"]
+            break
+    open(log, "w", encoding="utf-8").write("\n".join(lines) + "\n")
+    d = _check_log(plan, tmp_path, log)
+    assert d.failures
+    where, check, text = d.failures[0]
+    assert where == f"round 1 {clock}" and check == "log" and "bank_ms" in text

@@ -55,7 +55,7 @@ SHOW_VIEW_FAILURES = 5  # a view's failures printed a round (all are counted)
 FAULTS = ("reboot", "unplug", "logger", "late")  # the default (docs/hall.md "Rehearse the day")
 KNOWN_FAULTS = FAULTS
 UNPLUG_MS = 60000  # a cable pulled for a minute of the clock's time
-LINGER_S = 3.0  # every clock done: the logger's own --exit-on-end, else Ctrl-C
+LINGER_S = 15.0  # every clock done: the logger's own --exit-on-end (it lingers <= 10 s)
 REASONS = ("challenge", "stop", "dispute", "referee", "break")
 ROUND_TIMEOUT_S = 600.0
 
@@ -125,14 +125,64 @@ def _game(rng, first_ms, stop_ms, limit_ms, end_early_ms=None):
     return acts, reasons
 
 
+def _bg_game(rng, first_ms, stop_ms, delay_ms, end_early_ms=None):
+    """One backgammon table's presses (as ``_game``): moves inside and over the
+    delay, and pauses (6.1) that the opponent's press ends (the mover's time
+    runs on) or the mover's (the opponent's time starts)."""
+    acts = [(first_ms, "press", "B")]
+    reasons = {}
+    t = first_ms
+    player = "A"
+    other = {"A": "B", "B": "A"}
+    stop = stop_ms if end_early_ms is None else end_early_ms
+    while t < stop:
+        roll = rng.random()
+        if roll < 0.2:  # a long think: the bank runs after the delay
+            t += delay_ms + rng.randint(5000, 40000)
+        elif roll < 0.35:  # a pause in the move
+            t += rng.randint(2000, delay_ms + 10000)
+            acts.append((t, "press", "PAUSE"))
+            t += rng.randint(10000, 60000)
+            n = len(reasons) + 1
+            reasons[n] = rng.choice(("dispute", "referee", None))
+            if rng.random() < 0.5:  # the mover's press: the opponent's time starts
+                acts.append((t, "press", player))
+                player = other[player]
+                continue
+            acts.append((t, "press", other[player]))  # the mover's time runs on
+            t += rng.randint(2000, delay_ms + 10000)
+        else:
+            t += rng.randint(2000, delay_ms + 10000)
+        acts.append((t, "press", player))
+        player = other[player]
+    acts.append((t + rng.randint(2000, 9000), "end", None))
+    return acts, reasons
+
+
+# a core's snapshot (core/*.py snapshot): the fields a restore gives back as they
+# were, and the times it may give back larger (last heard: the outage not counted)
+SNAPSHOT_FIELDS = {"scrabble": ((0, 1, 3), (2,)), "backgammon": ((0, 1, 4, 5, 6, 7), (2, 3))}
+
+# the modes rehearse plans (docs/hall.md "Rehearse the day"): mode -> (the game's
+# presses, a move's typical length, the span of a round's play) from its settings
+PLANNED = {
+    "scrabble": (_game, lambda v: v["move_s"] * 1000, lambda v: v["round_min"] * 60000),
+    # twice a bank: a player's bank pays only what is over the delay (about a third)
+    "backgammon": (_bg_game, lambda v: max(v["delay_s"] * 1000, 10000),
+                   lambda v: 2 * settings_mod.bank_ms(v)),
+}
+
+
 def make_plan(tables, rounds, mode, values, speed, faults, seed=1):
     """The day's plan (see the module's docstring)."""
-    if mode != "scrabble":
-        raise BadInput(f"--mode {mode}: rehearse plays Czech Scrabble rounds "
-                       "(a move clock with the hall's round); other modes are not planned yet")
+    if mode not in PLANNED:
+        raise BadInput(f"--mode {mode}: rehearse plays {' and '.join(PLANNED)} rounds (table "
+                       "clocks the laptop starts); a duplicate hall's countdown is not planned")
+    from ..views.modes import hall_modes
+    game, limit_of, span_of = PLANNED[mode]
     lead = _lead_ms(speed)
-    limit = values["move_s"] * 1000
-    round_ms = values["round_min"] * 60000
+    limit = limit_of(values)
+    round_ms = span_of(values)
     out = {"version": PLAN_VERSION, "mode": mode,
            "settings": settings_mod.format_text(mode, values), "speed": speed, "seed": seed,
            "faults": list(faults), "rounds": []}
@@ -144,11 +194,12 @@ def make_plan(tables, rounds, mode, values, speed, faults, seed=1):
         stop_ms = start_ms + round_ms + 4 * limit  # into the play-out (16.3)
         early = 1 if tables > 1 else None  # table-2 finishes early
         rnd = {"round": r, "view_ms": view_ms, "start_ms": start_ms,
-               "gong_ms": start_ms + round_ms // 3,  # a manual GONG
+               # a manual GONG, in a mode whose clocks give the hall's gongs
+               "gong_ms": start_ms + round_ms // 3 if mode in hall_modes() else None,
                "tables": [], "faults": []}
         for i in range(tables):
             clock = f"table-{i + 1}"
-            acts, reasons = _game(rng, first_ms, stop_ms, limit,
+            acts, reasons = game(rng, first_ms, stop_ms, limit,
                                   first_ms + max(round_ms // 2, 4 * limit)
                                   if i == early else None)
             acts.insert(0, (view_ms, "press", "A"))
@@ -167,18 +218,23 @@ def make_plan(tables, rounds, mode, values, speed, faults, seed=1):
             rnd["faults"].append({"kind": "unplug", "clock": t["clock"],
                                   "at_ms": at, "for_ms": UNPLUG_MS})
             calm_ms = at + UNPLUG_MS + lead(0.5, 10000)
+        down = None  # (from, to): the logger away, and its restart's own time
+        if "logger" in faults:  # the logger killed (SIGKILL) and started again on its log
+            at = start_ms + round_ms * 2 // 3
+            rnd["faults"].append({"kind": "logger", "at_ms": at, "down_ms": lead(0.4, 5000)})
+            down = (at - lead(0.5, 5000), at + lead(0.4, 5000) + lead(1.0, 10000))
         if "reboot" in faults:  # mid-move: a moment inside a move of table-1's
+            # (never while the logger is away: what it had not stored would be lost)
             t = rnd["tables"][0]
             presses = [a for a, k, v in t["actions"] if k == "press" and a > calm_ms]
-            mid = (len(presses) - 1) // 2
-            at = (presses[mid] + presses[mid + 1]) // 2 if len(presses) > 1 else None
-            if at is not None:
+            moves = [(a, b) for a, b in zip(presses, presses[1:])
+                     if down is None or b < down[0] or a > down[1]]
+            if moves:
+                a, b = moves[(len(moves) - 1) // 2]
+                at = (a + b) // 2
                 t["actions"] = sorted(t["actions"] + [(at, "reboot", None)],
                                       key=lambda a: a[0])
                 rnd["faults"].append({"kind": "reboot", "clock": t["clock"], "at_ms": at})
-        if "logger" in faults:  # the logger killed (SIGKILL) and started again on its log
-            rnd["faults"].append({"kind": "logger", "at_ms": start_ms + round_ms * 2 // 3,
-                                  "down_ms": lead(0.4, 5000)})
         out["rounds"].append(rnd)
     return out
 
@@ -201,6 +257,9 @@ def load_plan(path):
             or not isinstance(plan.get("rounds"), list):
         raise BadInput(f"--plan {path}: not a rehearsal plan of version {PLAN_VERSION} "
                        "(write one with 'hallclock rehearse --out DIR': DIR/plan.json)")
+    if plan.get("mode") not in PLANNED:
+        raise BadInput(f"--plan {path}: mode {plan.get('mode')!r}: rehearse plays "
+                       f"{' and '.join(PLANNED)} rounds")
     from .. import scenario
     try:
         for rnd in plan["rounds"]:
@@ -540,17 +599,16 @@ class Day:
                     break
                 if not events and restart_at is None and all(
                         th is not None and not th.is_alive() for th in threads):
-                    # every clock has ended and the host had every event: the referee's
-                    # Ctrl-C if --exit-on-end does not see it (a logger restarted after
-                    # a table had ended never hears that table again)
+                    # every clock has ended and the host had every event: --exit-on-end
+                    # must see it, even a logger restarted after a table had ended
                     done_at = done_at or time.monotonic()
                     if time.monotonic() - done_at > LINGER_S:
                         proc.send_signal(signal.SIGINT)
                         proc.wait(timeout=30)
                         self.figures["ctrl_c"] += 1
-                        self.notes.append(f"round {n}: the logger was stopped with Ctrl-C "
-                                          "(--exit-on-end had not ended it "
-                                          f"{LINGER_S:.0f} s after the last clock)")
+                        self.fail(where, "round start --exit-on-end", "the logger had not "
+                                  f"ended {LINGER_S:.0f} s after every clock's end was stored "
+                                  "(stopped with Ctrl-C)")
                         break
                 if time.monotonic() - began > limit_s:
                     self.fail(where, "the round's end", "the logger had not ended after "
@@ -705,11 +763,13 @@ class Day:
         last heard: the outage is not counted against the player)."""
         truth, at = before
         truth.advance(at)
-        want = tuple(truth.model.app.core.snapshot(at))[:4]
-        got = tuple(restore.get("values") or ())[:4]
-        if (want[0], want[1], want[3]) != (got[0], got[1], got[3]) or got[2] < want[2]:
-            self.fail(where, "restore", f"the host sent move/player/left/paused {got}, the "
-                      f"clock's code had {want} at the reboot")
+        same, times = SNAPSHOT_FIELDS[self.mode]
+        want = tuple(truth.model.app.core.snapshot(at))
+        got = tuple(restore.get("values") or ())
+        if len(got) != len(want) or any(want[i] != got[i] for i in same) or \
+                any(got[i] < want[i] for i in times):
+            self.fail(where, "restore", f"the host sent the snapshot {got}, the clock's "
+                      f"code had {want} at the reboot")
         elif any(r.get("event") == "resume" for r in recs):
             self.figures["restored"] += 1
         else:
@@ -830,14 +890,7 @@ class Day:
                 pt = ptables.get(c.name)
                 if pt is not None:
                     seen["projector"] = (pt["displays"][0], pt["displays"][1], pt["move"])
-                elif want.move is None:
-                    # display._tables takes a clock without a move, beside tables that
-                    # have one, for the hall unit: said, not failed (docs/hall.md)
-                    note = (f"round {n}: the projector leaves out a table whose game has "
-                            "not begun while others have")
-                    if note not in self.notes:
-                        self.notes.append(note)
-                else:
+                elif len(clocks.order) > 1:  # begun or not, every table is listed
                     self.fail(where, "projector", f"{c.name} is not among its tables")
                     agreed = False
                 if c.name == proj.get("clock") and proj.get("view") == "round" \
