@@ -133,6 +133,7 @@ SLOW_FIRST = (
     "test_mqtt_security.py", "test_unixport.py", "test_timebase.py", "test_projector.py",
     "test_hardware.py", "test_bench_smoke.py", "test_referee_views.py",
     "test_roundreport.py", "test_cli_fuzz.py", "test_backgammon.py", "test_office_serial.py", "test_rehearse.py",
+    "test_tls_clock.py::test_a_tls_reconnect_during",
 )
 SLOW_S = 10.0
 _unnamed_slow = {}

