@@ -1,5 +1,6 @@
 """A tournament day rehearsed (``hallclock rehearse``, docs/hall.md "Rehearse
-the day"): 12 tables x 2 rounds at --speed 60 by default, the default faults.
+the day"): 12 tables x 2 rounds at --speed 60 by default, the default faults,
+on the serial path and then over MQTT (its own default faults).
 Wall time against the day's own time at that speed (the plan's clock time /
 speed: what the day costs if the laptop spent nothing), the goal 5 minutes;
 FAILED if the rehearsal failed a check or printed no summary."""
@@ -15,10 +16,24 @@ import time
 GOAL_S = 300.0
 
 
-def bench(tables=12, rounds=2, speed=60.0, sets=(), say=print):
+def bench(tables=12, rounds=2, speed=60.0, sets=(), say=print, mqtt=True):
+    """The serial day, and (``mqtt``) the same day over the hall network in
+    the same run: its figures under ``mqtt`` with its wall time against the
+    serial day's (``mqtt_vs_serial_wall``)."""
+    got = day(tables, rounds, speed, sets, say)
+    if mqtt:
+        net = got["mqtt"] = day(tables, rounds, speed, sets, say, transport="mqtt")
+        got["mqtt_vs_serial_wall"] = round(net["wall_s"] / got["wall_s"], 2)
+        if "FAILED" in net and "FAILED" not in got:
+            got["FAILED"] = "over MQTT: " + net["FAILED"]
+    return got
+
+
+def day(tables=12, rounds=2, speed=60.0, sets=(), say=print, transport="serial"):
     out = tempfile.mkdtemp(prefix="bench-rehearse-")
     argv = [sys.executable, "-m", "hallclock", "rehearse", "--tables", str(tables),
-            "--rounds", str(rounds), "--speed", str(speed), "--out", os.path.join(out, "day")]
+            "--rounds", str(rounds), "--speed", str(speed), "--transport", transport,
+            "--out", os.path.join(out, "day")]
     for s in sets:
         argv += ["--set", s]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -29,7 +44,8 @@ def bench(tables=12, rounds=2, speed=60.0, sets=(), say=print):
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     lines = res.stdout.strip().splitlines()
     summary = lines[-1] if lines else ""
-    got = {"tables": tables, "rounds": rounds, "speed": speed, "wall_s": round(wall, 1),
+    got = {"transport": transport, "tables": tables, "rounds": rounds, "speed": speed,
+           "wall_s": round(wall, 1),
            "cpu_s": round(cpu, 1), "goal_s": GOAL_S, "summary": summary,
            "notes": [ln for ln in lines if ln.startswith("note: ")]}
     m = re.search(r"every view agreed at (\d+) checkpoints", summary)
@@ -47,6 +63,6 @@ def bench(tables=12, rounds=2, speed=60.0, sets=(), say=print):
         got["FAILED"] = f"rehearse exit {res.returncode}: {why}"
     else:
         got["checkpoints"] = int(m.group(1))
-    say("bench: rehearse %d tables x %d rounds at %gx: %.0f s wall (goal %.0f s), %s"
-        % (tables, rounds, speed, wall, GOAL_S, summary))
+    say("bench: rehearse %d tables x %d rounds at %gx over %s: %.0f s wall (goal %.0f s), %s"
+        % (tables, rounds, speed, transport, wall, GOAL_S, summary))
     return got

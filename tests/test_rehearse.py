@@ -295,3 +295,119 @@ def test_a_backgammon_bank_off_by_a_second_fails_the_log_check(bg_day, tmp_path)
     assert d.failures
     where, check, text = d.failures[0]
     assert where == f"round 1 {clock}" and check == "log" and "bank_ms" in text
+
+
+# -- the hall network (--transport mqtt) -----------------------------------------------
+@pytest.fixture(scope="module")
+def mqtt_day(tmp_path_factory):
+    """The same small day over the hall's Wi-Fi path (a Mosquitto the
+    rehearsal starts from broker-config's folder), its default faults, played
+    once a test run."""
+    def make(folder):
+        res = run_cli("rehearse", "--transport", "mqtt", *SMALL, "--out", str(folder / "day"),
+                      timeout=240)
+        (folder / "said.json").write_text(json.dumps(
+            {"returncode": res.returncode, "stdout": res.stdout, "stderr": res.stderr}),
+            encoding="utf-8")
+    done = once_dir(tmp_path_factory, "rehearse-mqtt-day", make)
+    said = json.loads((done / "said.json").read_text(encoding="utf-8"))
+    return done / "day", types.SimpleNamespace(**said)
+
+
+def test_a_small_day_over_mqtt_agrees_with_its_plan(mqtt_day):
+    """table-1 rebooted mid-move (restored), the broker stopped and started
+    again mid-round (clocks, logger and view reconnect: nothing lost or
+    doubled), the logger killed and restarted, table-3 on the network after
+    START, a second laptop's view checked at the checkpoints."""
+    out, res = mqtt_day
+    assert res.returncode == 0, res.stdout + res.stderr
+    lines = res.stdout.splitlines()
+    assert sum(ln.startswith("round 1 table-") and ln.endswith(": agreed") for ln in lines) == 3
+    assert lines[-1].startswith("3 tables × 1 round over MQTT: 1 reboot restored, 1 broker "
+                                "restart, 1 logger restart, 1 late clock, 0 records lost, "
+                                "0 doubled, 1 second laptop viewing ("), lines[-1]
+    assert "0 missed), every view agreed at " in lines[-1]
+    rows = int(lines[-1].split("second laptop viewing (")[1].split(" row")[0])
+    assert rows >= 8  # its rows compared at the checkpoints
+    plan = json.loads((out / "plan.json").read_text(encoding="utf-8"))
+    assert plan["transport"] == "mqtt"
+    assert {f["kind"] for f in plan["rounds"][0]["faults"]} == {"reboot", "logger", "broker",
+                                                                "late", "viewer"}
+    # the broker really went down and came back: Mosquitto ran twice on its folder
+    assert (out / "broker.log").read_text(encoding="utf-8").count(" running") == 2
+    assert (out / "broker" / "credentials.json").exists()  # broker-config's own folder
+    view = (out / "round1.view.txt").read_text(encoding="utf-8")
+    assert all(f"table-{i} " in view for i in (1, 2, 3))
+    for name in ("round1.jsonl", "round1.report.txt", "round1.csv"):
+        assert (out / name).stat().st_size > 0, name
+
+
+def _mqtt_copy(mqtt_day, tmp_path):
+    out, res = mqtt_day
+    assert res.returncode == 0, res.stdout + res.stderr
+    for name in ("plan.json", "round1.jsonl", "round1.referee.jsonl", "round1.view.txt"):
+        shutil.copy(out / name, tmp_path / name)
+    plan = json.loads((tmp_path / "plan.json").read_text(encoding="utf-8"))
+    return plan, str(tmp_path / "round1.jsonl"), tmp_path / "round1.view.txt"
+
+
+def _mqtt_check(plan, tmp_path, log):
+    d = rehearsal.Day(plan, str(tmp_path), say=lambda s: None, transport="mqtt")
+    d.check_round(plan["rounds"][0], log)
+    return d
+
+
+def test_the_mqtt_copy_agrees_again(mqtt_day, tmp_path):
+    plan, log, _view = _mqtt_copy(mqtt_day, tmp_path)
+    d = _mqtt_check(plan, tmp_path, log)
+    assert d.failures == [], d.failures
+    assert d.figures["viewer_rows"] >= 8 and d.figures["doubled"] == 0
+
+
+def test_a_second_laptop_showing_another_time_fails(mqtt_day, tmp_path):
+    """table-2's view says a second more left on every line with a time."""
+    plan, log, view = _mqtt_copy(mqtt_day, tmp_path)
+    lines = view.read_text(encoding="utf-8").splitlines()
+    for i, ln in enumerate(lines):
+        if ln.startswith("table-2 ") and ln.endswith(" left]"):
+            left = ln.rsplit("[", 1)[1].split(" ")[0]
+            lines[i] = ln.replace(f"[{left} left]", f"[{left}9 left]")
+    view.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    d = _mqtt_check(plan, tmp_path, log)
+    bad = [(w, c, t) for w, c, t in d.failures if c == "second laptop"]
+    assert bad and bad[0][0].startswith("round 1 checkpoint") and "table-2" in bad[0][2]
+
+
+def test_a_second_laptop_that_doubles_or_misses_a_record_fails(mqtt_day, tmp_path):
+    plan, log, view = _mqtt_copy(mqtt_day, tmp_path)
+    lines = view.read_text(encoding="utf-8").splitlines()
+    presses = [i for i, ln in enumerate(lines) if ln.startswith("table-3 ") and " press " in ln]
+    lines.insert(presses[0], lines[presses[0]])  # shown twice
+    del lines[presses[-1] + 1]  # and the last press never shown
+    view.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    d = _mqtt_check(plan, tmp_path, log)
+    said = [t for _w, c, t in d.failures if c == "second laptop"]
+    assert any("1 records shown twice (the first: table-3 #" in t for t in said), said
+    assert any("1 records of the log never shown (the first: table-3 #" in t for t in said), said
+    assert d.figures["viewer_missed"] == 1
+
+
+def test_a_record_stored_twice_over_mqtt_is_counted_and_fails(mqtt_day, tmp_path):
+    """The broker's restart must not double a record in the log."""
+    plan, log, _view = _mqtt_copy(mqtt_day, tmp_path)
+    lines = open(log, encoding="utf-8").read().splitlines()
+    i = next(i for i, ln in enumerate(lines) if json.loads(ln)["event"] == "press")
+    lines.insert(i, lines[i])
+    open(log, "w", encoding="utf-8").write("\n".join(lines) + "\n")
+    d = _mqtt_check(plan, tmp_path, log)
+    assert d.figures["doubled"] == 1
+    assert any(c == "log" and t.endswith(f"the log has record #{json.loads(lines[i])['seq']} "
+                                         "twice") for _w, c, t in d.failures), d.failures
+
+
+def test_a_fault_of_the_other_path_is_refused(tmp_path):
+    res = run_cli("rehearse", "--transport", "mqtt", "--faults", "unplug",
+                  "--out", str(tmp_path / "x"))
+    assert res.returncode == 2 and "'unplug' is a fault of --transport serial" in res.stderr
+    res = run_cli("rehearse", "--faults", "broker", "--out", str(tmp_path / "y"))
+    assert res.returncode == 2 and "'broker' is a fault of --transport mqtt" in res.stderr

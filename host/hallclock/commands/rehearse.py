@@ -23,11 +23,12 @@ def register(sub):
     p.set_defaults(tables=12, speed=60.0)
     p.add_argument("--rounds", type=int, default=1, metavar="R",
                    help="how many rounds (default 1)")
-    p.add_argument("--transport", choices=("serial", "mqtt"), default="serial",
-                   help="serial: a pty per clock (default); mqtt is not rehearsed yet")
+    p.add_argument("--transport", choices=("serial", "mqtt"), default=None,
+                   help="serial: a pty per clock (default); mqtt: the hall's Wi-Fi path, every "
+                   "clock and host program through a Mosquitto the rehearsal starts")
     p.add_argument("--faults", default=None, metavar="LIST|none",
                    help="the faults to play, comma-separated (default: reboot,unplug,logger,late; "
-                   "'none' for a day without faults)")
+                   "on mqtt reboot,logger,broker,late,viewer; 'none' for a day without faults)")
     p.add_argument("--plan", metavar="FILE",
                    help="play this plan (a DIR/plan.json of an earlier rehearsal) instead of "
                    "making one")
@@ -53,19 +54,25 @@ def cmd_rehearse(args):
         raise BadInput(f"--tables {args.tables}: give 1 to 64 clocks")
     if not 1 <= args.rounds <= 20:
         raise BadInput(f"--rounds {args.rounds}: give 1 to 20 rounds")
-    if args.transport != "serial":
-        raise BadInput("rehearse --transport mqtt: the hall network is not rehearsed yet "
-                       "(its faults are tested by the test suite); rehearse with serial")
-    faults = rehearsal.parse_faults(args.faults)
+    transport = args.transport or "serial"
+    if args.plan:
+        plan = rehearsal.load_plan(args.plan)
+        planned = plan.get("transport", "serial")
+        if args.transport not in (None, planned):
+            raise BadInput(f"--plan {args.plan} was made for --transport {planned}: give that "
+                           "(or make a new plan without --plan)")
+        transport = planned
+    faults = rehearsal.parse_faults(args.faults, transport)
+    if transport == "mqtt":
+        from ..net.broker import mosquitto_binary
+        mosquitto_binary()  # no Mosquitto: said in one line before the day
     if args.pairings:
         from ..views.pairings import load
         load(args.pairings)  # a bad file is refused before the day
-    if args.plan:
-        plan = rehearsal.load_plan(args.plan)
-    else:
+    if not args.plan:
         values = virtual.check_settings(args.mode, args.set)
         plan = rehearsal.make_plan(args.tables, args.rounds, args.mode, values, args.speed,
-                                   faults, seed=args.seed)
+                                   faults, seed=args.seed, transport=transport)
     try:
         os.makedirs(args.out, exist_ok=True)
     except OSError as exc:
@@ -74,7 +81,7 @@ def cmd_rehearse(args):
     if not args.plan or os.path.abspath(args.plan) != os.path.abspath(plan_path):
         rehearsal.save_plan(plan, plan_path)
     day = rehearsal.Day(plan, args.out, pairings=args.pairings,
-                        say=lambda s: print(s, flush=True))
+                        say=lambda s: print(s, flush=True), transport=transport)
     day.run()
     for note in day.notes:
         print("note: " + note, flush=True)

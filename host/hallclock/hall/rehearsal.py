@@ -18,7 +18,14 @@ round's report and CSV are ``hallclock report --round``'s.
 The **ground truth** is the plan's inputs played into the clock's own code
 (``hallclock_fw``'s App and core, as ``views.model`` runs it), with the host's
 frames (settings, the round's start, the GONG) at the times the clock logged
-taking them: nothing here knows a clock rule or a time format.  Checked:
+taking them: nothing here knows a clock rule or a time format.
+
+With ``--transport mqtt`` the same day goes over the hall's Wi-Fi path: a
+Mosquitto on ``hallclock broker-config``'s folder (DIR/broker, free localhost
+ports), the clocks' own network link (the firmware's NetLink and MQTT client),
+``configure`` and ``round start`` with ``--broker``, and a second laptop's
+``hallclock view --plain`` whose lines are checked too; its faults are the
+broker stopped and started again mid-round and that second laptop.  Checked:
 
 * the log: every event the clock's code gives for the plan, in order, with
   every field, and nothing else (``records lost`` counts what is missing);
@@ -28,13 +35,16 @@ taking them: nothing here knows a clock rule or a time format.  Checked:
 * the views at checkpoints (``CHECKPOINTS`` a round, on the log as it stood
   then): the live view's row, the console's card and the projector's table
   line show the digits, move and pause the clock's code gives at the same
-  device time.
+  device time; on MQTT the second laptop's line for each clock's newest timed
+  record shows that record and the time left the clock's code gives then, and
+  it showed every record of the log once.
 """
 import csv
 import io
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -53,11 +63,18 @@ PLAN_VERSION = 1
 CHECKPOINTS = 8  # view checkpoints a round
 SHOW_VIEW_FAILURES = 5  # a view's failures printed a round (all are counted)
 FAULTS = ("reboot", "unplug", "logger", "late")  # the default (docs/hall.md "Rehearse the day")
-KNOWN_FAULTS = FAULTS
+MQTT_FAULTS = ("reboot", "logger", "broker", "late", "viewer")  # the hall network's default
+KNOWN_FAULTS = ("reboot", "unplug", "logger", "late", "broker", "viewer")
+ONLY = {"unplug": "serial", "broker": "mqtt", "viewer": "mqtt"}  # a fault of one path alone
+HALL = "rehearsal"  # the hall's name on the broker (--transport mqtt)
 UNPLUG_MS = 60000  # a cable pulled for a minute of the clock's time
 LINGER_S = 15.0  # every clock done: the logger's own --exit-on-end (it lingers <= 10 s)
 REASONS = ("challenge", "stop", "dispute", "referee", "break")
 ROUND_TIMEOUT_S = 600.0
+CONNECT_S = 30.0  # a clock's or the view's way onto the broker, on a loaded laptop
+VIEWER_END_S = 15.0  # the view's own --exit-on-end after the logger's, else Ctrl-C
+CONFIGURE_WAIT_S = 10.0  # configure's --wait-s over MQTT
+CATCH_UP_S = 60.0  # at most this long the hall's time waits for the host before a reboot
 
 
 class RehearsalError(HallclockError):
@@ -65,9 +82,9 @@ class RehearsalError(HallclockError):
 
 
 # -- the plan ------------------------------------------------------------------------
-def parse_faults(text):
+def parse_faults(text, transport="serial"):
     if text is None:
-        return list(FAULTS)
+        return list(MQTT_FAULTS if transport == "mqtt" else FAULTS)
     if text == "none":
         return []
     out = [f.strip() for f in text.split(",") if f.strip()]
@@ -75,7 +92,17 @@ def parse_faults(text):
     if bad or not out:
         raise BadInput(f"--faults {text!r}: give 'none' or a comma-separated list of "
                        f"{', '.join(KNOWN_FAULTS)}")
+    check_faults(out, transport, f"--faults {text!r}")
     return out
+
+
+def check_faults(faults, transport, what):
+    wrong = [f for f in faults if ONLY.get(f, transport) != transport]
+    if wrong:
+        f = wrong[0]
+        raise BadInput(f"{what}: '{f}' is a fault of --transport {ONLY[f]} (a USB cable, or the "
+                       f"hall network's broker and second laptop); this day is "
+                       f"--transport {transport}")
 
 
 def _lead_ms(speed):
@@ -173,7 +200,7 @@ PLANNED = {
 }
 
 
-def make_plan(tables, rounds, mode, values, speed, faults, seed=1):
+def make_plan(tables, rounds, mode, values, speed, faults, seed=1, transport="serial"):
     """The day's plan (see the module's docstring)."""
     if mode not in PLANNED:
         raise BadInput(f"--mode {mode}: rehearse plays {' and '.join(PLANNED)} rounds (table "
@@ -186,6 +213,8 @@ def make_plan(tables, rounds, mode, values, speed, faults, seed=1):
     out = {"version": PLAN_VERSION, "mode": mode,
            "settings": settings_mod.format_text(mode, values), "speed": speed, "seed": seed,
            "faults": list(faults), "rounds": []}
+    if transport != "serial":
+        out["transport"] = transport
     rng = random.Random(seed)
     for r in range(1, rounds + 1):
         view_ms = lead(2.0, 20000)  # after configure: a press closes the settings (3.2)
@@ -223,6 +252,13 @@ def make_plan(tables, rounds, mode, values, speed, faults, seed=1):
             at = start_ms + round_ms * 2 // 3
             rnd["faults"].append({"kind": "logger", "at_ms": at, "down_ms": lead(0.4, 5000)})
             down = (at - lead(0.5, 5000), at + lead(0.4, 5000) + lead(1.0, 10000))
+        if "broker" in faults:  # the broker stopped between the GONG and the logger's fault
+            at = start_ms + round_ms * 3 // 8
+            off = lead(0.4, 15000)
+            rnd["faults"].append({"kind": "broker", "at_ms": at, "down_ms": off})
+            calm_ms = max(calm_ms, at + off + lead(0.5, 10000))
+        if "viewer" in faults:  # a second laptop's view on the broker from before the round
+            rnd["faults"].append({"kind": "viewer"})
         if "reboot" in faults:  # mid-move: a moment inside a move of table-1's
             # (never while the logger is away: what it had not stored would be lost)
             t = rnd["tables"][0]
@@ -407,7 +443,10 @@ class Day:
         self.checkpoints = 0
         self.figures = {"reboots": 0, "restored": 0, "logger_restarts": 0, "lost": 0,
                         "late": 0, "records": 0, "compared": 0, "unplugged": 0,
-                        "ctrl_c": 0}
+                        "ctrl_c": 0, "doubled": 0, "broker_restarts": 0, "viewers": 0,
+                        "viewer_rows": 0, "viewer_missed": 0}
+        check_faults(plan.get("faults", []), transport, "the plan")
+        self.hall = None  # the hall's broker (--transport mqtt), started with the first round
 
     def fail(self, where, check, text):
         self.failures.append((where, check, text))
@@ -417,9 +456,15 @@ class Day:
         return subprocess.run(hallclock_exe() + list(args), capture_output=True, text=True,
                               timeout=timeout, env=env)
 
+    def _links(self, ports_file):
+        """The logger's and configure's way to the clocks: the ports, or the broker."""
+        if self.hall is None:
+            return ["--ports-file", ports_file]
+        return self.hall.tool_args()
+
     def _logger(self, number, ports_file, log, wait):
-        args = hallclock_exe() + ["round", "start", "--round", str(number), "--ports-file",
-                                  ports_file, "--out", log, "--exit-on-end"]
+        args = hallclock_exe() + ["round", "start", "--round", str(number),
+                                  *self._links(ports_file), "--out", log, "--exit-on-end"]
         if wait:
             args.append("--wait")
         errf = open(log + ".logger-stderr.txt", "a", encoding="utf-8")
@@ -459,8 +504,16 @@ class Day:
                       f"{mine.get(c)}")
 
     def run(self):
-        for rnd in self.plan["rounds"]:
-            self.round(rnd)
+        try:
+            if self.transport == "mqtt":
+                clocks = sorted({t["clock"] for r in self.plan["rounds"] for t in r["tables"]},
+                                key=lambda c: (len(c), c))
+                self.hall = HallBroker(os.path.join(self.out, "broker"), clocks, self._run)
+            for rnd in self.plan["rounds"]:
+                self.round(rnd)
+        finally:
+            if self.hall is not None:
+                self.hall.close()
         return not self.failures
 
     def round(self, rnd):
@@ -477,21 +530,46 @@ class Day:
                                "give an empty --out DIR")
         ports_file = os.path.join(self.out, f"round{n}.ports.txt")
         tables = rnd["tables"]
+        hall = self.hall  # None: the clocks on ptys (serial)
         fds, paths, runners = [], [], []
+        viewer = None
+        if hall is not None and any(f["kind"] == "viewer" for f in rnd.get("faults", [])):
+            viewer = hall.viewer(log[:-6] + ".view.txt")  # subscribed before any clock
+            if viewer is None:
+                self.fail(where, "view", "the second laptop's view never subscribed (see "
+                          f"{log[:-6]}.view-stderr.txt)")
+            else:
+                self.figures["viewers"] += 1
         for i, t in enumerate(tables):
-            master, slave, path = pty_pair()
-            fds += [master, slave]
-            paths.append(path)
             sid = "%08x" % ((0x5e000000 + n * 0x100000 + i * 0x1000) & 0xFFFFFFFF)
+            if hall is None:
+                master, slave, path = pty_pair()
+                fds += [master, slave]
+            else:
+                master, path = None, t["clock"]
+            paths.append(path)
             runners.append((make_runner(self.mode, self.values, [tuple(a) for a in t["actions"]],
                                         clock=t["clock"], sid=sid), master))
         with open(ports_file, "w", encoding="utf-8") as f:
             f.write("".join(p + "\n" for p in paths))
+        if hall is not None:  # every clock there from the start on the network first
+            for i, t in enumerate(tables):
+                if not t.get("boot_ms"):
+                    runners[i] = (runners[i][0], hall.clock_link(t["clock"]))
+            if not hall.connect([line for r, line in runners if line is not None]):
+                self.fail(where, "broker", "the clocks could not all connect in "
+                          f"{CONNECT_S:.0f} s")
         # the hall's time holds before the players' first press until configure has
         # run, and before START until the logger is up: a slow laptop delays the day,
         # it does not change it
-        gate = Gate(self.speed, [rnd["view_ms"] - 1, rnd["start_ms"] - 1]
-                    if rnd.get("view_ms") else [rnd["start_ms"] - 1])
+        holds = [rnd["view_ms"] - 1, rnd["start_ms"] - 1] if rnd.get("view_ms") \
+            else [rnd["start_ms"] - 1]
+        # on the network the laptop's reconnects take real seconds, minutes of the
+        # accelerated clocks: a planned reboot waits until the host has stored every
+        # event of the clock (a reboot loses what is not acknowledged, as on a board)
+        caught = [(a[0], i) for i, t in enumerate(tables) if hall is not None
+                  and not t.get("boot_ms") for a in t["actions"] if a[1] == "reboot"]
+        gate = Gate(self.speed, holds + [at - 1 for at, _i in caught])
         now_ms = gate.now
         threads = [None] * len(tables)
 
@@ -499,10 +577,19 @@ class Day:
 
         def plug(i, at_mark):
             runner, master = runners[i]
-            os.set_blocking(master, False)
-            while read_fd(master)[0]:
-                pass  # a clock that was off heard nothing of what was sent before
-            cables[tables[i]["clock"]] = line = Cable(master)
+            if hall is not None:  # on the network: switched on, connected, then its time runs
+                line = master
+                if line is None:
+                    line = hall.clock_link(tables[i]["clock"])
+                    if not hall.connect([line]):
+                        self.fail(f"{where} {tables[i]['clock']}", "broker",
+                                  f"the late clock could not connect in {CONNECT_S:.0f} s")
+                    at_mark = mark()
+            else:
+                os.set_blocking(master, False)
+                while read_fd(master)[0]:
+                    pass  # a clock that was off heard nothing of what was sent before
+                cables[tables[i]["clock"]] = line = Cable(master)
             pace = GatedPace(gate) if at_mark is None else RealPace(at_mark, self.speed)
             th = DeviceThread(runner, line, pace)
             th.start()
@@ -519,7 +606,16 @@ class Day:
             present = os.path.join(self.out, f"round{n}.present.txt")
             with open(present, "w", encoding="utf-8") as f:
                 f.write("".join(p + "\n" for p in ready))
-            res = self._run("configure", "--ports-file", present, "--mode", self.mode, *sets)
+            if hall is None:
+                res = self._run("configure", "--ports-file", present, "--mode", self.mode, *sets)
+            else:
+                # the hellos and answers over the broker, on a loaded laptop: 10 s each
+                res = self._run("configure", *hall.tool_args(), "--mode", self.mode, *sets,
+                                "--wait-s", str(CONFIGURE_WAIT_S),
+                                *[x for i, t in enumerate(tables) if not t.get("boot_ms")
+                                  for x in ("--clock", t["clock"])])
+            with open(log[:-6] + ".configure.txt", "w", encoding="utf-8") as f:
+                f.write(res.stdout + res.stderr)
             if res.returncode != 0:
                 self.fail(where, "configure", (res.stdout + res.stderr).strip().splitlines()[-1])
             if rnd.get("view_ms"):
@@ -536,12 +632,17 @@ class Day:
             for i, t in enumerate(tables):
                 if t.get("boot_ms"):
                     events.append((t["boot_ms"], "plug", i))
+            for at, i in caught:
+                events.append((at, "caught", i))
+            waited = {}
             for fault in rnd.get("faults", []):
                 if fault["kind"] == "logger":
                     events.append((fault["at_ms"], "kill", fault))
                 elif fault["kind"] == "unplug":
                     events.append((fault["at_ms"], "unplug", fault))
                     events.append((fault["at_ms"] + fault["for_ms"], "replug", fault))
+                elif fault["kind"] == "broker" and hall is not None:
+                    events.append((fault["at_ms"], "broker", fault))
             events.sort(key=lambda e: e[0])
             tags = {t["clock"]: t.get("reasons", {}) for t in tables}
             tagged = set()
@@ -552,10 +653,12 @@ class Day:
             longest = max(a[0] + t.get("boot_ms", 0) for t in tables for a in t["actions"])
             limit_s = longest / 1000.0 / self.speed + ROUND_TIMEOUT_S
             restart_at = None
+            broker_at = None  # when the stopped broker starts again (device ms)
             done_at = None
             while True:
                 now = now_ms()
-                while events and events[0][0] <= now + 1:  # (a hold stands 1 ms before)
+                while events and (events[0][0] <= now + 1  # (a hold stands 1 ms before)
+                                  or gate.waiting(events[0][0])):
                     _at, kind, arg = events.pop(0)
                     if kind == "start":
                         if not os.path.exists(links_file_of(log)) and proc.poll() is None:
@@ -578,6 +681,22 @@ class Day:
                         proc.wait()
                         restart_at = now + arg.get("down_ms", 0)
                         self.figures["logger_restarts"] += 1
+                    elif kind == "caught":
+                        until = waited.setdefault(arg, time.monotonic() + CATCH_UP_S)
+                        if runners[arg][0].pending() and time.monotonic() < until:
+                            events.insert(0, (_at, kind, arg))  # the host is not there yet
+                            break
+                        gate.release()
+                    elif kind == "broker":
+                        hall.broker.stop()  # SIGTERM: every client's connection ends
+                        broker_at = now + arg.get("down_ms", 0)
+                if broker_at is not None and now >= broker_at:
+                    broker_at = None
+                    if hall.restart():
+                        self.figures["broker_restarts"] += 1
+                    else:
+                        self.fail(where, "broker", "Mosquitto did not start again (see "
+                                  f"{hall.log.name})")
                 if restart_at is not None and now >= restart_at:
                     proc = self._logger(n, ports_file, log, wait=False)
                     restart_at = None
@@ -595,9 +714,10 @@ class Day:
                             referee.act(self, where, {"action": "tag", "clock": clock,
                                                       "session": sid, "pause_seq": seq,
                                                       "reason": reason})
-                if restart_at is None and proc.poll() is not None and not events:
+                if restart_at is None and broker_at is None and proc.poll() is not None \
+                        and not events:
                     break
-                if not events and restart_at is None and all(
+                if not events and restart_at is None and broker_at is None and all(
                         th is not None and not th.is_alive() for th in threads):
                     # every clock has ended and the host had every event: --exit-on-end
                     # must see it, even a logger restarted after a table had ended
@@ -619,6 +739,8 @@ class Day:
                 self.fail(where, "round start", f"exit {proc.returncode}: see "
                           f"{log}.logger-stderr.txt")
         finally:
+            if viewer is not None:
+                hall.end_viewer(viewer)
             if referee is not None:
                 self.check_console(where, referee, log)
             if proc is not None and proc.poll() is None:
@@ -667,13 +789,22 @@ class Day:
         truths = {}
         checks = self.checkpoint_times(records)
         asked = self.view_requests(records, checks)
+        view_path = log[:-6] + ".view.txt"
+        viewer = None
+        if os.path.exists(view_path):  # the second laptop's view (--transport mqtt)
+            viewer = Viewer(view_path, records, checks)
+            for clock, sid, t in viewer.times():
+                asked.setdefault(clock, {}).setdefault(sid, []).append(t)
         for t in rnd["tables"]:
             clock = t["clock"]
             mine = [r for r in records if r.get("clock") == clock]
             got = self.check_table(rnd, t, mine, asked.get(clock, {}))
             truths[clock] = got
             self.verdict(rnd, t, got, res.stdout, csv_rows)
-        self.check_views(rnd, records, checks, truths, log)
+        self.check_views(rnd, records, checks, truths, log, viewer)
+        if viewer is not None:
+            self.check_viewer_whole(where, viewer, records)
+        self.figures["doubled"] += doubled(records)
         bad = [f for f in self.failures if f[0].startswith(where)]
         views = [f for f in bad if f[0].startswith(where + " checkpoint")]
         for w, check, text in views[:SHOW_VIEW_FAILURES]:
@@ -729,6 +860,12 @@ class Day:
             out[recs[0].get("session")] = truth
             got = [r for r in recs if r.get("event") not in ("health", "power_loss", "gap")
                    and "t_ms" in r]
+            seqs = [r.get("seq") for r in recs if r.get("seq") is not None]
+            twice = sorted({q for q in seqs if seqs.count(q) > 1})
+            if twice:  # a resend stored again (a reconnect, a restarted logger or broker)
+                self.fail(where, "log", f"session {recs[0].get('session')}: the log has record "
+                          f"#{twice[0]} twice" + (f" ({len(twice)} records)"
+                                                  if len(twice) > 1 else ""))
             first = next((a for a, kind, arg in mine if kind == "press" and arg == "B"), None)
             took = next((r["t_ms"] for r in got if r.get("event") == "round"), None)
             if k == 0 and first is not None and (took is None or took > first):
@@ -857,7 +994,7 @@ class Day:
                 out.setdefault(c.name, {}).setdefault(c.session, []).append(t)
         return out
 
-    def check_views(self, rnd, records, checks, truths, log="rehearsal.jsonl"):
+    def check_views(self, rnd, records, checks, truths, log="rehearsal.jsonl", viewer=None):
         from . import display, referee
         from ..views.liveview import row_cells
         from ..views.modes import clock_text, view_for
@@ -923,10 +1060,61 @@ class Day:
                                   f"{bool(want.paused)}")
                         agreed = False
                 self.figures["compared"] += 1
+            if viewer is not None:
+                agreed = self.check_viewer(where, viewer, k - 1, prefix, truths) and agreed
             if k == len(checks):  # the round's end: each table's detail in the console
                 agreed = self.check_details(rnd, where, tail, truths) and agreed
             if agreed:
                 self.checkpoints += 1
+
+    def check_viewer(self, where, viewer, k, prefix, truths):
+        """The second laptop's row of each clock at checkpoint ``k``: the line
+        it printed for the clock's newest record with a time (its row then)
+        shows that record and the time left the clock's code gives then."""
+        from ..views.liveview import event_text
+        from ..views.modes import view_for
+        agreed = True
+        for clock, i in viewer.picks[k].items():
+            r = prefix[i]
+            truth = truths.get(clock, {}).get(r.get("session"))
+            t = r.get("t_ms")
+            if truth is None or t not in truth.faces:
+                continue
+            heard = sum(1 for x in prefix[:i + 1] if x.get("clock") == clock
+                        and x.get("session") == r.get("session")
+                        and x.get("event") not in ("health", "power_loss", "gap"))
+            if heard != sum(1 for e in truth.events if e["t_ms"] <= t):
+                continue  # another event of the same moment follows: not comparable
+            want = truth.faces[t]
+            wleft = view_for(want.mode).plain_left(want)
+            shown = viewer.rows.get(viewer.key(r), [])
+            self.figures["viewer_rows"] += 1
+            if not shown:
+                self.fail(where, "second laptop", f"{clock}: its view never showed "
+                          f"#{r.get('seq')} ({event_text(r)}), which the log has")
+            elif shown[0] != (event_text(r), wleft):
+                self.fail(where, "second laptop", f"{clock} at {t} ms shows '{shown[0][0]}' "
+                          f"[{shown[0][1]}]; the log's record '{event_text(r)}', the clock's "
+                          f"code [{wleft}]")
+            else:
+                continue
+            agreed = False
+        return agreed
+
+    def check_viewer_whole(self, where, viewer, records):
+        """Every record of the clocks the log has, shown once by the view."""
+        twice = sorted(k for k, v in viewer.rows.items() if len(v) > 1)
+        if twice:
+            self.fail(where, "second laptop", f"{len(twice)} records shown twice (the first: "
+                      f"{twice[0][0]} #{twice[0][2]})")
+        missed = [r for r in records if r.get("clock") in viewer.sessions_of
+                  and r.get("event") not in ("power_loss", "gap")
+                  and viewer.key(r) not in viewer.rows]
+        self.figures["viewer_missed"] += len(missed)
+        if missed:
+            r = missed[0]
+            self.fail(where, "second laptop", f"{len(missed)} records of the log never shown "
+                      f"(the first: {r.get('clock')} #{r.get('seq')} {r.get('event')})")
 
     def check_details(self, rnd, where, tail, truths):
         """The console's detail of every table (hall/referee.detail): each
@@ -969,6 +1157,16 @@ class Day:
         from ..views.words import plural
         views = (f"every view agreed at {plural(self.checkpoints, 'checkpoint')}"
                  if not self.failures else plural(len(self.failures), "check") + " FAILED")
+        if self.transport == "mqtt":  # the hall network's faults and its second laptop
+            return (f"{tables} tables × {plural(rounds, 'round')} over MQTT: "
+                    f"{plural(f['restored'], 'reboot')} restored, "
+                    f"{plural(f['broker_restarts'], 'broker restart')}, "
+                    f"{plural(f['logger_restarts'], 'logger restart')}, "
+                    f"{plural(f['late'], 'late clock')}, "
+                    f"{plural(f['lost'], 'record')} lost, {f['doubled']} doubled, "
+                    f"{plural(f['viewers'], 'second laptop')} viewing "
+                    f"({plural(f['viewer_rows'], 'row')} checked, {f['viewer_missed']} missed), "
+                    f"{views}")
         return (f"{tables} tables × {plural(rounds, 'round')}: "
                 f"{plural(f['restored'], 'reboot')} restored, "
                 f"{plural(f['unplugged'], 'clock')} unplugged, "
@@ -1038,19 +1236,161 @@ class Console:
                 self.proc.wait()
 
 
+class HallBroker:
+    """The hall network of ``--transport mqtt``: ``hallclock broker-config``'s
+    folder (DIR/broker) for the day's clocks on free localhost ports, and
+    Mosquitto on it (as ``hallclock broker`` runs it), stopped and started
+    again on the same folder for the ``broker`` fault.  Mosquitto's own log
+    (DIR/broker.log) says when a client has subscribed."""
+
+    def __init__(self, folder, clocks, run):
+        from ..net import broker
+        self.log = open(folder + ".log", "ab")
+        for attempt in range(3):  # a free port is free when picked: another may take it
+            self.folder = folder if attempt == 0 else f"{folder}-{attempt}"
+            self.port, self.local = broker.free_port(), broker.free_port()
+            res = run("broker-config", "--hall", HALL, "--clocks", ",".join(clocks), "--out",
+                      self.folder, "--broker-port", str(self.port), "--bind", "127.0.0.1",
+                      "--local-port", str(self.local))
+            if res.returncode != 0:
+                raise RehearsalError("rehearse: broker-config failed: "
+                                     + (res.stderr.strip().splitlines() or ["?"])[-1])
+            # subscriptions logged (the second laptop's view is waited for); root's
+            # Mosquitto keeps root where its own user cannot enter the folder
+            extra = ["log_type subscribe"]
+            if broker.reachable_by_broker(self.folder):
+                extra.append("user root")
+            self.broker = broker.Broker(self.folder, extra=extra, log=self.log)
+            if self.start():
+                break
+            self.log.flush()
+            if attempt == 2 or b"Address already in use" not in self._logged(self.began):
+                raise RehearsalError(f"rehearse: Mosquitto did not start (see {self.log.name})")
+        self.cred_file = os.path.join(self.folder, "credentials.json")
+        self.creds = broker.load_credentials(self.cred_file)
+
+    def _logged(self, offset):
+        self.log.flush()
+        with open(self.log.name, "rb") as f:
+            f.seek(offset)
+            return f.read()
+
+    def start(self):
+        """Mosquitto running (every listener bound): True, else False."""
+        from ..errors import HallclockError as Failed
+        self.log.flush()
+        self.began = os.path.getsize(self.log.name)
+        try:
+            self.broker.start(timeout=60.0)
+        except Failed:
+            return False
+        proc = self.broker.proc
+        until = time.monotonic() + 60.0
+        while time.monotonic() < until and proc.poll() is None:
+            if b" running" in self._logged(self.began):
+                return True
+            time.sleep(0.02)
+        return proc.poll() is None and b" running" in self._logged(self.began)
+
+    def restart(self):
+        self.broker.stop()
+        return self.start()
+
+    def tool_args(self):
+        """The laptop's tools on the broker (configure, round start, view)."""
+        return ["--broker", f"127.0.0.1:{self.local}", "--hall", HALL,
+                "--credentials", self.cred_file]
+
+    def clock_link(self, clock):
+        """The firmware's own network link for a virtual clock (not yet connected)."""
+        from ..net.mqtt import device_link
+        return device_link(("127.0.0.1", self.port), HALL, clock, self.creds[clock])
+
+    def connect(self, links):
+        """Every link on the broker (the board switched on, on the Wi-Fi)."""
+        from ..vboard.vdev.netpump import ticks_ms
+        until = time.monotonic() + CONNECT_S
+        while not all(link.connected() for link in links):
+            if time.monotonic() > until:
+                return False
+            for link in links:
+                link.service(ticks_ms())
+            time.sleep(0.005)
+        return True
+
+    def viewer(self, out):
+        """``hallclock view --plain`` (the second laptop) writing to ``out``,
+        once Mosquitto says it has subscribed; None if it never did."""
+        offset = os.path.getsize(self.log.name)
+        errf = open(out[:-4] + "-stderr.txt", "a", encoding="utf-8")
+        outf = open(out, "a", encoding="utf-8")
+        proc = subprocess.Popen(hallclock_exe() + ["view", *self.tool_args(), "--plain",
+                                                   "--exit-on-end"],
+                                stdout=outf, stderr=errf, start_new_session=True)
+        outf.close()
+        errf.close()
+        topic = f"/{HALL}/+/up".encode()
+        until = time.monotonic() + CONNECT_S
+        while time.monotonic() < until and proc.poll() is None:
+            if any(b" viewer-" in ln and topic in ln
+                   for ln in self._logged(offset).splitlines()):
+                return proc
+            time.sleep(0.05)
+        self.end_viewer(proc, wait_s=0)
+        return None
+
+    def end_viewer(self, proc, wait_s=VIEWER_END_S):
+        """The view ends itself once every clock has ended (--exit-on-end);
+        else Ctrl-C, as its user would."""
+        try:
+            proc.wait(timeout=wait_s)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+    def close(self):
+        self.broker.stop()
+        self.log.close()
+
+
 class Gate:
-    """The hall's time for the virtual clocks: real time × speed, standing
-    still at each of ``holds`` (device ms) until ``release``."""
+    """The hall's time for the virtual clocks: real time × speed until a
+    little before each of ``holds`` (device ms), then real time (a clock's
+    timers, its resend wait, still run while the laptop answers), standing
+    still at the hold until ``release``."""
+
+    ROOM_MS = 20000  # the most device time before a hold that runs at real time
+    CREEP = 1.0  # the clocks' pace there
 
     def __init__(self, speed, holds):
         self.speed = speed
         self.holds = sorted(holds)
         self.base = (0.0, time.monotonic())  # (device ms, real s) of the last release
 
+    def _slow(self):
+        """Where the time before the next hold slows down (device ms)."""
+        ms, h = self.base[0], self.holds[0]
+        return max(ms, h - min(self.ROOM_MS, max(0, (h - ms) // 2)))
+
     def now(self):
         ms, real = self.base
         t = ms + (time.monotonic() - real) * 1000.0 * self.speed
-        return min(t, self.holds[0]) if self.holds else t
+        if not self.holds:
+            return t
+        slow = self._slow()
+        if t <= slow:
+            return t
+        slowed = real + (slow - ms) / 1000.0 / self.speed  # the real moment it slowed
+        return min(self.holds[0], slow + (time.monotonic() - slowed) * 1000.0 * self.CREEP)
+
+    def waiting(self, at):
+        """The time has slowed before the hold of the event at ``at`` (the
+        hold is 1 ms before it): what it waits for may happen now."""
+        return bool(self.holds) and self.holds[0] == at - 1 and self.now() >= self._slow()
 
     def release(self):
         if self.holds:
@@ -1096,6 +1436,67 @@ class Cable(FdLine):
     def receive(self):
         data = super().receive()
         return b"" if self.pulled else data
+
+
+class Viewer:
+    """The second laptop's lines (``hallclock view --plain``: one a record,
+    ``<clock> <topic> #<seq> t=<time> <text>  [<left>]``) beside the log."""
+
+    LINE = re.compile(r"^(\S+) (\S+) #(\d+) t=(\S+) (.*)$")
+    TIMED = ("turn", "resume", "dup_start", "press", "pause")  # the lines with a time left
+
+    def __init__(self, path, records, checks):
+        self.rows = {}  # (clock, session number, seq) -> [(text, left)], as shown
+        number = {}
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                m = self.LINE.match(line.rstrip("\n"))
+                if m is None:
+                    continue  # a link's state
+                clock, _topic, seq, _t, rest = m.groups()
+                if rest.startswith("boot"):
+                    number[clock] = number.get(clock, 0) + 1
+                left = None
+                if "  [" in rest:
+                    rest, left = rest.split("  [", 1)
+                    left = left.split("]", 1)[0]
+                self.rows.setdefault((clock, number.get(clock, 0), int(seq)), []).append(
+                    (rest, left))
+        self.sessions_of = {}  # clock -> {session id: its number, in the order booted}
+        for r in records:
+            if r.get("event") == "boot":
+                s = self.sessions_of.setdefault(r.get("clock"), {})
+                s.setdefault(r.get("session"), len(s) + 1)
+        # at each checkpoint: each clock's newest record with a time left (its index)
+        self.picks = []
+        for p, _now in checks:
+            newest = {}
+            for i, r in enumerate(records[:p + 1]):
+                if r.get("event") in self.TIMED and isinstance(r.get("t_ms"), int):
+                    newest[r.get("clock")] = i
+            self.picks.append(newest)
+        self.records = records
+
+    def key(self, r):
+        return (r.get("clock"), self.sessions_of.get(r.get("clock"), {}).get(r.get("session")),
+                r.get("seq"))
+
+    def times(self):
+        """(clock, session, device ms) whose faces the checks need."""
+        return [(self.records[i]["clock"], self.records[i].get("session"),
+                 self.records[i]["t_ms"]) for pick in self.picks for i in pick.values()]
+
+
+def doubled(records):
+    """Records stored twice (the same clock, session and number)."""
+    seen = set()
+    n = 0
+    for r in records:
+        k = (r.get("clock"), r.get("session"), r.get("seq"))
+        if r.get("seq") is not None:
+            n += k in seen
+            seen.add(k)
+    return n
 
 
 class _Prefix:
