@@ -587,6 +587,29 @@ def test_the_loggers_reader_takes_publish_packets_split_anywhere_in_order():
     assert _drain(net) == want
 
 
+def test_a_message_arriving_alone_is_taken_by_the_loggers_own_reader(monkeypatch):
+    """At a player's pace nearly every message is alone in its recv: the
+    logger's reader takes it (paho's reader, three recv-sized steps and a
+    message object a message, is never asked), and a closed connection is
+    still said."""
+    import paho.mqtt.client as pm
+    from mqttflood import publish_packet
+    msgs = [(up("t%d" % (i % 3)), b"E 0000cafe %d*x\n" % i) for i in range(5)]
+    net = _inline_logger_client([publish_packet(t.encode(), p) for t, p in msgs])
+
+    def not_paho(_self):
+        raise AssertionError("paho's reader asked for a lone QoS 0 PUBLISH")
+    monkeypatch.setattr(pm.Client, "_packet_read", not_paho)
+    assert _drain(net) == msgs
+    net = _inline_logger_client([b""])  # the broker closed the connection
+    try:
+        assert net.client._packet_read() == pm.MQTTErrorCode.MQTT_ERR_CONN_LOST
+    finally:
+        net.client._reset_sockets()
+        from hallclock.link.transport import close_fds
+        close_fds(net.rfd, net.wfd)
+
+
 def test_a_logger_pass_takes_each_clocks_share_in_the_order_they_came():
     from hallclock.net import mqtt as hostmqtt
     net = _inline_logger_client([])

@@ -231,31 +231,50 @@ def test_every_hop_sends_a_frame_at_once(hall):
         s.close()
 
 
-def test_a_pass_of_acks_is_corked_and_uncorked_at_its_end():
-    """The logger's acks of one pass leave in as few TCP segments as they
-    fill (TCP_CORK), and the cork is pulled at the end of the pass: an ack
-    never waits for the next one (docs/benchmarks.md, the hall network)."""
+def test_a_pass_sends_its_messages_together_at_its_end():
+    """What the logger sends in one pass (acks after the fsync, challenges,
+    requests) leaves in ONE send when the pass ends, in order, each a whole
+    QoS 0 PUBLISH; nothing waits for a later pass, and with no connection the
+    batch is dropped as paho drops a QoS 0 publish (docs/benchmarks.md)."""
     import socket
-    from hallclock.net.mqtt import BrokerClient
-    if not hasattr(socket, "TCP_CORK"):
-        pytest.skip("no TCP_CORK on this system")
+    import paho.mqtt.client as pm
+    from hallclock.net.mqtt import BrokerClient, _client_class
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(1)
     sock = socket.create_connection(server.getsockname())
     peer, _ = server.accept()
     try:
+        c = _client_class()(pm.CallbackAPIVersion.VERSION2)
+        c._sock = sock
+        sends = []
+        real = c._sock_send
+        c._sock_send = lambda data: (sends.append(bytes(data)), real(data))[1]
         net = BrokerClient.__new__(BrokerClient)
-        net.client = type("C", (), {"socket": lambda self: sock})()
-        corked = lambda: sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CORK)  # noqa: E731
-        with net.corked():
-            assert corked() == 1
-            sock.sendall(b"A 1\n")
-        assert corked() == 0
+        net.client, net.batch, net.heads = c, None, {}
+        t1, t2 = "hallclock/h/t1/down", "hallclock/h/t2/down"
+        with net.batched():
+            net.publish(t1, b"A 1\n")
+            with net.batched():  # a batch inside a batch: the outer one sends
+                net.publish(t2, b"x" * 200)  # a remaining length of two bytes
+            net.publish(t1, b"A 2\n")
+            assert sends == []  # nothing before the pass ends
+        want = (b"\x30" + bytes([2 + len(t1) + 4]) + b"\x00" + bytes([len(t1)]) + t1.encode()
+                + b"A 1\n"
+                + b"\x30" + bytes([(221 & 127) | 128, 221 >> 7]) + b"\x00" + bytes([len(t2)])
+                + t2.encode() + b"x" * 200
+                + b"\x30" + bytes([2 + len(t1) + 4]) + b"\x00" + bytes([len(t1)]) + t1.encode()
+                + b"A 2\n")
+        assert sends == [want]
         peer.settimeout(5)
-        assert peer.recv(16) == b"A 1\n"  # out at once, no 200 ms cork timer
-        with net.corked(False):
-            assert corked() == 0  # one link fed: nothing to gather
+        got = b""
+        while len(got) < len(want):
+            got += peer.recv(4096)
+        assert got == want  # out at once, whole
+        c._sock = None
+        with net.batched():
+            net.publish(t1, b"A 3\n")  # no connection: dropped, no error
+        assert len(sends) == 1
     finally:
         for s in (sock, peer, server):
             s.close()

@@ -44,9 +44,21 @@ TOPIC_NAMES_MAX = 4096  # topics whose decoded names are kept
 TOPIC_QUEUE_MAX = 4096  # messages of one topic held at most; beyond, dropped and counted
 RECV_CHUNK = 65536  # bytes taken from the broker's socket per recv (many messages)
 RECONNECT_MIN_S = 0.1
+MISC_S = 0.1  # inline: paho's keepalive work at most this often (its keepalive is KEEPALIVE_S)
 RECONNECT_MAX_S = 2.0
 SHIP_DRAIN_S = 5.0  # a logger ending waits this long for the office to have its whole log
 _CLIENT = []  # the paho Client subclass, made once paho is imported
+
+
+class _Sent:
+    """The message info paho's writer marks once a batch of publishes is out
+    (nobody waits on a batch: QoS 0)."""
+
+    def _set_as_published(self):
+        pass
+
+
+_SENT = _Sent()
 
 
 def _paho():
@@ -66,16 +78,23 @@ def _client_class():
     class Client(mqtt.Client):
         _rbuf = b""
         _rpos = 0
+        drained = False  # the last recv emptied the socket (plain TCP)
+
+        def _fill(self):
+            """What the socket holds, up to RECV_CHUNK, as the buffer (b"":
+            the broker closed the connection)."""
+            buf = mqtt.Client._sock_recv(self, RECV_CHUNK)
+            if buf:
+                self._rbuf, self._rpos = buf, 0
+                self.drained = len(buf) < RECV_CHUNK  # a short read took all it held
+            return buf
 
         def _sock_recv(self, bufsize):
+            if self._rpos >= len(self._rbuf) and not self._fill():
+                return b""  # the broker closed the connection
             buf, pos = self._rbuf, self._rpos
-            if pos >= len(buf):
-                buf = mqtt.Client._sock_recv(self, RECV_CHUNK)
-                if not buf:
-                    return buf  # the broker closed the connection
-                pos = 0
             end = pos + bufsize
-            self._rbuf, self._rpos = buf, end
+            self._rpos = end
             return buf[pos:end]
 
         def _sock_close(self):
@@ -95,6 +114,16 @@ def _client_class():
             # anything else, or a packet not all here yet, is paho's
             if self.on_raw is None or self._in_packet["command"] != 0:
                 return mqtt.Client._packet_read(self)
+            if self._rpos >= len(self._rbuf):
+                # nothing read yet: the socket's chunk here, so that a message
+                # arriving alone (most at a player's pace) is taken here too
+                try:
+                    if not self._fill():
+                        return mqtt.MQTTErrorCode.MQTT_ERR_CONN_LOST
+                except BlockingIOError:
+                    return mqtt.MQTTErrorCode.MQTT_ERR_AGAIN
+                except OSError:  # reset, timeout, no socket: as paho's reader says it
+                    return mqtt.MQTTErrorCode.MQTT_ERR_CONN_LOST
             buf, pos = self._rbuf, self._rpos
             end = len(buf)
             took = False
@@ -181,6 +210,9 @@ class BrokerClient:
         self.client.on_message = self._on_message
         self.client.on_raw = self._on_raw
         self.names = {}  # topic bytes -> its name (str), decoded once
+        self.batch = None  # inside batched(): the PUBLISH packets waiting to go
+        self.heads = {}  # topic name -> its length and bytes, as a PUBLISH carries them
+        self.misc_at = 0.0  # inline: paho's keepalive work is due (monotonic)
         self.client.on_subscribe = self._on_subscribe
 
     def _on_connect(self, client, _userdata, _flags, rc, _props):
@@ -203,23 +235,39 @@ class BrokerClient:
             self.connected.set()
 
     @contextlib.contextmanager
-    def corked(self, on=True):
-        """Publishes inside leave in as few TCP segments as they fill (Linux's
-        TCP_CORK; pulled out at the end, so nothing waits): a pass's acks were
-        a segment and a wake-up of the broker each."""
-        sock = self.client.socket() if on and hasattr(socket, "TCP_CORK") else None
-        try:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1)
-        except (OSError, AttributeError):
-            sock = None
+    def batched(self):
+        """Publishes inside leave together, in one send when they are done
+        (one PUBLISH packet after another, in order): a pass's acks were each
+        paho's message object, a send, and a segment and wake-up of the broker."""
+        outer = self.begin_batch()
         try:
             yield
         finally:
-            if sock is not None:
-                try:
-                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 0)
-                except OSError:
-                    pass
+            if outer:
+                self.send_batch()
+
+    def begin_batch(self):
+        """Publishes from now on wait for send_batch (True), or they already
+        did: an outer batch sends them (False)."""
+        if self.batch is not None:
+            return False
+        self.batch = bytearray()
+        return True
+
+    def send_batch(self):
+        out, self.batch = self.batch, None
+        if out:
+            self._send_packets(bytes(out))
+
+    def _send_packets(self, packets):
+        """Whole PUBLISH packets (QoS 0) through paho's queue, after what it
+        holds: one send, the rest (a full socket) left to paho's writer.  With
+        no connection they are dropped, as paho drops a QoS 0 publish (the
+        clock asks again)."""
+        c = self.client
+        if c.socket() is None:
+            return
+        c._packet_queue(_paho().PUBLISH, packets, 0, 0, _SENT)
 
     def _on_subscribe(self, _client, _userdata, _mid, codes, _props):
         if any(c.is_failure for c in codes):
@@ -297,7 +345,7 @@ class BrokerClient:
                 pass
         with self.lock:
             fifo = self.fifo
-            if share is None:
+            if share is None or len(fifo) <= share:  # (no topic can be over its share)
                 out = list(fifo)
                 fifo.clear()
                 self.held.clear()
@@ -339,30 +387,38 @@ class BrokerClient:
         if sock is None:
             self._reconnect(timeout)
             return
-        if c.buffered() or (hasattr(sock, "pending") and sock.pending()):
+        tls = hasattr(sock, "pending")
+        buffered = c._rpos < len(c._rbuf)
+        if buffered or (tls and sock.pending()):
             timeout = 0.0
         try:
-            ready, writable, _ = select.select([sock], [sock] if c.want_write() else [], [],
+            ready, writable, _ = select.select([sock], [sock] if c._out_packet else [], [],
                                                timeout)
         except (OSError, ValueError):
             ready, writable = [sock], []  # paho finds out what is wrong with it
         rc = 0
-        if ready or c.buffered():
+        if ready or buffered:
+            c.drained = False  # (said only by a recv of this pass)
             rc = c.loop_read()
             reads = 1
             # what the socket holds now, up to PUMP_READS chunks: a logger that
             # read one chunk a pass fell behind one clock's flood, and every
             # other clock's messages queued behind it in the broker's stream
-            while not rc and c.socket() is not None:
-                if not c.buffered():
-                    if reads >= PUMP_READS or not select.select([sock], [], [], 0)[0]:
+            # (a plain socket's short read emptied it: no poll to learn so)
+            while not rc and c._sock is not None:
+                if c._rpos >= len(c._rbuf):
+                    if reads >= PUMP_READS or (c.drained and not tls) \
+                            or not select.select([sock], [], [], 0)[0]:
                         break
                     reads += 1
                 rc = c.loop_read()
         if not rc and writable:
             rc = c.loop_write()
         if not rc:
-            rc = c.loop_misc()
+            now = time.monotonic()
+            if now >= self.misc_at:  # keepalive's work: its 15 s need no look every pass
+                self.misc_at = now + MISC_S
+                rc = c.loop_misc()
         if rc and c.socket() is None:
             self.retry_at = time.monotonic() + self.retry_s
 
@@ -380,7 +436,24 @@ class BrokerClient:
             pass
 
     def publish(self, topic_name, payload):
-        self.client.publish(topic_name, payload, qos=0)
+        if self.batch is None:
+            self.client.publish(topic_name, payload, qos=0)
+            return
+        head = self.heads.get(topic_name)
+        if head is None:  # the topic's length and bytes, made once a topic
+            t = topic_name.encode()
+            head = self.heads[topic_name] = bytes((len(t) >> 8, len(t) & 255)) + t
+        out = self.batch
+        out.append(0x30)  # PUBLISH, QoS 0, no retain
+        n = len(head) + len(payload)
+        while True:  # the remaining length (MQTT's variable byte integer)
+            if n < 128:
+                out.append(n)
+                break
+            out.append((n & 127) | 128)
+            n >>= 7
+        out += head
+        out += payload
 
     def stop(self):
         self.stopped = True
@@ -497,6 +570,7 @@ class BrokerLogger(Logger):
         for c in self.expect:
             self._add(c)
         self.next_timers = 0.0
+        self.clock_of = {}  # topic name -> its clock (None: no clock's up topic)
         self.foreign = 0  # hellos naming another clock than their topic
         # a full disk, as the serial logger meets it (Logger._say_disk, disk_problem)
         self.disk_said = None
@@ -531,10 +605,26 @@ class BrokerLogger(Logger):
         self.net.start()
 
     def poll(self, timeout=0.05):
-        self.net.wait(timeout)
+        net = self.net
+        net.wait(timeout)
+        # what the pass sends (challenges, the acks after the fsync, the
+        # office's log, the timers' requests) leaves in one send at its end
+        outer = net.begin_batch()
+        try:
+            return self._pass()
+        finally:
+            if outer:
+                net.send_batch()
+
+    def _pass(self):
         fed = set()
+        clock_of = self.clock_of
         for name, payload in self.net.messages(PASS_SHARE):
-            clock = _clock_of(self.hall, name)
+            clock = clock_of.get(name, False)
+            if clock is False:  # a topic not met yet: its clock, once (None: not a clock's)
+                clock = _clock_of(self.hall, name)
+                if len(clock_of) < TOPIC_NAMES_MAX:
+                    clock_of[name] = clock
             if clock is None:
                 if self.shipper is not None and name == self.ack_name:
                     self.shipper.on_ack(payload)
@@ -564,9 +654,8 @@ class BrokerLogger(Logger):
         self.writer.flush()
         if self.writer.full is not None or self.disk_said:
             self._say_disk()  # loudly; the acks wait for the disk (durable_seq)
-        with self.net.corked(len(fed) > 1):
-            for i in fed:
-                self.links[i].send_acks()
+        for i in fed:
+            self.links[i].send_acks()
         if self.shipper is not None:
             self.shipper.poll()  # what is stored now, to the office
         now = time.monotonic()

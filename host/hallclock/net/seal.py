@@ -85,6 +85,7 @@ class ClockSeal:
         self.since = host_ms()  # D counters from here on are this process's
         self.seen = {}  # link session -> the highest counter taken
         self.sid = "none"  # the clock's current link session (proven; the host seals for it)
+        self.sid_bytes = b"none"
         self.proof = 0  # the echo that proved the current session
         self.retired = set()  # sessions this process took that a newer one replaced
         self.candidates = {}  # unproven session -> when it was last challenged
@@ -143,6 +144,7 @@ class ClockSeal:
             self.proof = proof
         self.seen[sid] = ctr
         self.sid = sid  # a new boot of the clock's link
+        self.sid_bytes = sid.encode()
         return frame
 
     def _may_be_current(self, payload):
@@ -155,7 +157,7 @@ class ClockSeal:
             return True
         colon = payload.find(b":", s, c)
         end = colon if colon > 0 else c
-        return payload[s + 1:end] == self.sid.encode()
+        return payload[s + 1:end] == self.sid_bytes
 
     def _refill(self):
         """The clock's budget of new sessions, refilled: True if one is left."""
