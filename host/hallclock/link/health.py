@@ -140,7 +140,7 @@ TLS_BLOCK_BYTES = 17408
 
 
 # The modes whose clock's GC heap has room for the TLS link (bench/tlscost.py on
-# heap32's Wi-Fi peaks, docs/network.md "TLS on the clock": about 4 770 B more)
+# heap32's Wi-Fi peaks, docs/network.md "TLS on the clock": about 4 800 B more)
 TLS_GC_MODES = ("duplicate",)
 
 
@@ -150,7 +150,7 @@ def tls_gc_note(mode):
     if mode is None or mode in TLS_GC_MODES:
         return None
     return (f"but a {mode} clock on TLS would outgrow the first GC area (its TLS link: about "
-            f"4 770 B more; it fits a {', '.join(TLS_GC_MODES)} clock only): keep it on plain "
+            f"4 800 B more; it fits a {', '.join(TLS_GC_MODES)} clock only): keep it on plain "
             "MQTT (docs/network.md \"TLS on the clock\")")
 
 
