@@ -300,9 +300,8 @@ class UnixHW(Runner):
             out = self.uart.take() if not out else out + self.uart.take()
         if out:
             n = self.line.write(out)
-            if n is None:  # the line is full
-                n = 0
-            out = out[n:] if n < len(out) else b""
+            if n:  # (none taken, a full line: no copy, the waits spin on it)
+                out = out[n:] if n < len(out) else b""
             if len(out) > _LINE_BUFFER:  # nobody reads: the USB bridge drops the rest
                 out = out[:_LINE_BUFFER]
         self.pending_out = out
@@ -317,17 +316,18 @@ class UnixHW(Runner):
             self._read(20)
 
     def _read(self, ms):
-        got = False
+        # no for loop: its frame would not fit the C stack and every call (the
+        # waits spin on it) would take heap the loop's collections must count
+        ready = next(self.poller.ipoll(ms), None)
+        if ready is None or not ready[1] & select.POLLIN:
+            return False
         rx = self.rxbuf
-        for _obj, ev in self.poller.ipoll(ms):
-            if ev & select.POLLIN:
-                n = self.line.readinto(rx)
-                if n:
-                    self.uart.feed(rx[:n])
-                    got = True
-        if got:
-            self.silence.heard(time.ticks_ms())
-        return got
+        n = self.line.readinto(rx)
+        if not n:
+            return False
+        self.uart.feed(rx[:n])
+        self.silence.heard(time.ticks_ms())
+        return True
 
     def wait(self, due):
         """After a pass: move time on as the pump's ``SimPace`` does for the
