@@ -437,6 +437,12 @@ try:
 finally:
     micropython.heap_unlock()
 print("CALM", first, step, runner.app.core.running(), runner.ms)
+dup = Runner("duplicate", {"move_s": 180, "announce_s": (120, 60, 30)},
+             [(0, "press", "START"), (9000, "end", None)], clock="t2")
+while dup.last_ms < 3000:
+    dup.step()
+tlslink._minded_clock = (lambda: dup.app, lambda: dup.clock.now)
+print("DUPLICATE", tlslink._calm(True), dup.app.core.running())
 """
 
 
@@ -445,6 +451,9 @@ def test_the_calm_check_allocates_nothing(tmp_path):
     pass allocates nothing when nothing is due) holds for it, under the unix
     port's heap_lock, with a move running 1.5 s after its press (not calm
     to start one: no press within 1 s; calm for a step of one under way: no
-    deadline within 2 s)."""
+    deadline within 2 s); a running duplicate countdown needs no press."""
     out = _mp(CALM_LOCKED)
     assert out.split()[:4] == ["CALM", "False", "True", "True"], out
+    # the duplicate countdown (the hall's, no player presses): calm 3 s in, its
+    # first announcement 57 s away, no press needed
+    assert "DUPLICATE True True" in out, out
