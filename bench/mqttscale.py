@@ -36,7 +36,10 @@ def name(i):
     return "bench-%03d" % i
 
 
-def worker(devs, t0, duration_ms, press_ms, seed, address, creds, out_q, scripts=None):
+def worker(devs, t0, duration_ms, press_ms, seed, address, creds, out_q, scripts=None,
+           hold=None):
+    """``hold``: (ms, event): the clocks' time stands still at ``ms`` until
+    ``event`` is set (a phase of the bench that waits on a condition)."""
     yield_cpu()
     values = scrabble_settings()
     ds = []
@@ -59,8 +62,20 @@ def worker(devs, t0, duration_ms, press_ms, seed, address, creds, out_q, scripts
     cpu0 = os.times()
     sched0 = common.sched()
     stop_at = t0 + duration_ms / 1000.0 + DRAIN_S
+    held = [0.0, hold]  # ms the clocks' time stood still, the hold not yet passed
+
+    def clock_ms():
+        t = (time.monotonic() - t0) * 1000.0 - held[0]
+        h = held[1]
+        if h is not None and t >= h[0]:
+            if not h[1].is_set():
+                return float(h[0])
+            held[0] += t - h[0]
+            held[1] = None
+            return float(h[0])
+        return t
     while True:
-        now_ms = (time.monotonic() - t0) * 1000.0
+        now_ms = clock_ms()
         live = 0
         nxt = now_ms + 5.0
         for d in ds:
@@ -79,15 +94,15 @@ def worker(devs, t0, duration_ms, press_ms, seed, address, creds, out_q, scripts
                 buf = bytearray(len(net.inbox))
                 n = net.readinto(buf)
                 r.feed(bytes(buf[:n]))
-                real_ms = int((time.monotonic() - t0) * 1000.0)
+                real_ms = int(clock_ms())
                 if d["status"] == RUNNING and r.ms > real_ms:
                     r.ms = real_ms  # woken by the host's frame: a pass now
                     d["status"] = r.step()
             if d["status"] != DONE:
                 live += 1
-        if not live or time.monotonic() > stop_at:
+        if not live or time.monotonic() > stop_at + held[0] / 1000.0:
             break
-        wait = max(0.0, min(0.005, (nxt - (time.monotonic() - t0) * 1000.0) / 1000.0))
+        wait = max(0.0, min(0.005, (nxt - clock_ms()) / 1000.0))
         socks = [d["net"].client.sock for d in ds if d["net"].client.sock is not None]
         if socks:
             select.select(socks, [], [], wait)

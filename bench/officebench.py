@@ -11,8 +11,9 @@ Two figures from one run:
    was up, the time from the clock handing its frame to the socket to the
    hall logger's fsync of it, and to the office's fsync of it (the same
    records, the same run: the ratio is the office's cost over the hall's).
-2. **Catch-up after an office outage**: the office's process is stopped;
-   the clocks play on for ``outage_s`` at ``accel`` times a real game's pace
+2. **Catch-up after an office outage**: once the office holds every record
+   the halls have stored (the clocks' time stands still meanwhile), the
+   office's process is stopped; the clocks play on for ``outage_s`` at ``accel`` times a real game's pace
    (a move every REAL_MOVE_S per clock), so the hall logs gain what
    ``outage_s * accel`` seconds of real play would give them (5 minutes by
    default); then the clocks end, the office starts again, and the time is
@@ -77,9 +78,10 @@ class _Tagged:
         self.q.put(res)
 
 
-def clock_worker(hall, devs, t0, end_ms, address, creds, q, scripts):
+def clock_worker(hall, devs, t0, end_ms, address, creds, q, scripts, hold):
     mqttscale.HALL = hall  # the worker's topics are this hall's
-    mqttscale.worker(devs, t0, end_ms, (0, 0), 1, address, creds, _Tagged(q, hall), scripts)
+    mqttscale.worker(devs, t0, end_ms, (0, 0), 1, address, creds, _Tagged(q, hall), scripts,
+                     hold=hold)
 
 
 def hall_logger(hall, address, creds_file, out, clocks, stop, q):
@@ -197,6 +199,16 @@ def _key(r):
     return (r.get("clock"), r.get("session"), r.get("seq"), r.get("event"))
 
 
+def office_holds_halls(rig):
+    """Every record of every hall's log is in the office's copy of it."""
+    for h in rig.halls:
+        want = {_key(r) for r in _records(rig.hall[h]["log"])}
+        have = {_key(r) for r in _records(os.path.join(rig.copies, h + ".jsonl"))}
+        if not want <= have:
+            return False
+    return True
+
+
 def phase(halls=5, clocks=40, latency_s=20.0, outage_s=10.0, accel=30.0,
           live_press=(700, 2500), catchup_max_s=300.0, seed=1, say=None):
     say = say or (lambda *a: None)
@@ -211,7 +223,7 @@ def phase(halls=5, clocks=40, latency_s=20.0, outage_s=10.0, accel=30.0,
     ctx = mp.get_context("fork")
     q = ctx.Queue()
     procs = []
-    stop_halls, stop_office = ctx.Event(), ctx.Event()
+    stop_halls, stop_office, office_down = ctx.Event(), ctx.Event(), ctx.Event()
     try:
         office = ctx.Process(target=office_sink, args=(rig.office_address, rig.office_creds,
                                                        rig.copies, stop_office, q, 1))
@@ -237,7 +249,7 @@ def phase(halls=5, clocks=40, latency_s=20.0, outage_s=10.0, accel=30.0,
             for k in range(per):
                 p = ctx.Process(target=clock_worker, args=(
                     h, list(range(k, clocks, per)), t0, end_ms, hall["clocks"],
-                    hall["creds"], q, scripts))
+                    hall["creds"], q, scripts, (latency_ms, office_down)))
                 p.start()
                 procs.append(p)
                 workers += 1
@@ -245,10 +257,17 @@ def phase(halls=5, clocks=40, latency_s=20.0, outage_s=10.0, accel=30.0,
             % (halls, clocks, workers, latency_s))
         while time.monotonic() < t0 + latency_s:
             time.sleep(0.05)
+        # the clocks stand still at latency_ms (their hold) until the office is
+        # down; it stops once it holds every record the halls have stored (the
+        # window's events: a loaded machine's bridge may take a resend to get them there)
+        limit = time.monotonic() + 60
+        while not office_holds_halls(rig) and time.monotonic() < limit:
+            time.sleep(0.1)
         stop_office.set()  # the office's outage
         got = _get(q, procs, "the office's stop", 120)
         office1 = got
         down_at = time.monotonic()
+        office_down.set()  # the clocks play on
         say("  office bench: office down; the clocks play on %.0f s at %gx a real game's pace"
             % (outage_s, accel))
         work = {}
@@ -274,15 +293,8 @@ def phase(halls=5, clocks=40, latency_s=20.0, outage_s=10.0, accel=30.0,
         ready = _get(q, procs, "the office's restart", 60)
         say("  office bench: office back after %.1f s down; catching up" % (ready["t"] - down_at))
 
-        def caught_up():
-            for h in rig.halls:
-                want = {_key(r) for r in _records(rig.hall[h]["log"])}
-                have = {_key(r) for r in _records(os.path.join(rig.copies, h + ".jsonl"))}
-                if not want <= have:
-                    return False
-            return True
         limit = ready["t"] + catchup_max_s
-        while not caught_up() and time.monotonic() < limit:
+        while not office_holds_halls(rig) and time.monotonic() < limit:
             time.sleep(0.25)
         seen_done = time.monotonic()
         stop_office.set()
