@@ -265,8 +265,17 @@ class BrokerClient:
         no connection they are dropped, as paho drops a QoS 0 publish (the
         clock asks again)."""
         c = self.client
-        if c.socket() is None:
+        sock = c.socket()
+        if sock is None:
             return
+        if not c._out_packet:  # nothing of paho's waits: straight out, paho takes the rest
+            try:
+                n = sock.send(packets)
+            except OSError:  # it would block, or the link broke: paho's writer says which
+                n = 0
+            if n >= len(packets):
+                return
+            packets = packets[n:]
         c._packet_queue(_paho().PUBLISH, packets, 0, 0, _SENT)
 
     def _on_subscribe(self, _client, _userdata, _mid, codes, _props):

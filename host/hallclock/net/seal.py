@@ -107,7 +107,8 @@ class ClockSeal:
     def open_up(self, payload):
         """The frame (bytes, with its newline) of a message on the clock's
         ``up``, or None (refused and counted)."""
-        if self.send is not None and not self._may_be_current(payload) and not self._refill():
+        if self.send is not None and self.budget < 1.0 and not self._may_be_current(payload) \
+                and not self._refill():
             # a session new to us while the clock's budget is spent: dropped before
             # its seal is checked (a flood costs a search, not an HMAC)
             return self._drop("over_budget")
