@@ -755,3 +755,14 @@ def test_the_hello_answer_gives_a_first_round_trip_when_no_event_was_timed():
     flush(late, 1020)
     host_says(late, hostframes.ack(SID, 1), 1000 + RESEND_MS)  # too late to say
     assert late.rtt[_SRTT] == 0 and late.rto == RESEND_MS
+
+
+def test_the_wait_of_ports_versions(tmp_path):
+    """``ports --versions --wait-s S``: above 0 and at most 60, as deploy's."""
+    missing = str(tmp_path / "no-such-port")
+    for s in ("0", "60.5", "nan"):
+        code, err = run(["ports", "--port", missing, "--wait-s", s])
+        assert code == 2 and "--wait-s" in err, err
+    for s in ("0.1", "60"):  # taken: the port itself is what is not there
+        code, err = run(["ports", "--port", missing, "--wait-s", s])
+        assert code == 0 and "--wait-s" not in err, err

@@ -173,7 +173,9 @@ def test_doctor_and_ports_agree_on_a_virtual_board(clock_board, tmp_path):
     same MicroPython, and doctor says which figures a virtual board cannot
     know instead of calling them short, and exits 0 on a healthy board."""
     def both():
-        versions = run_cli("ports", "--versions", "--port", clock_board)
+        # deadlines for a loaded machine: a virtual board just reset may
+        # take seconds to boot its clock and answer (the defaults are 3 s)
+        versions = run_cli("ports", "--versions", "--port", clock_board, "--wait-s", "30")
         assert versions.returncode == 0, versions.stderr
         assert "\tclock " in versions.stdout, versions.stdout
         fields = dict(f.split(" ", 1) for f in versions.stdout.strip().split("\t")[1:])
@@ -189,7 +191,7 @@ def test_doctor_and_ports_agree_on_a_virtual_board(clock_board, tmp_path):
     ports = tmp_path / "ports.txt"
     ports.write_text(f"{clock_board} table-01\n")
     res = run_cli("deploy", "--ports-file", str(ports), "--cfg-dir", str(tmp_path / "cfgs"),
-                  timeout=300)
+                  "--wait-s", "30", timeout=300)
     assert res.returncode == 0, res.stdout + res.stderr
     fields, doctor = both()
     assert fields["clock"] == "table-01", fields

@@ -83,7 +83,10 @@ def cmd_ports(args):
         if not ports:
             print("No ESP32 board found to ask (give --port P)")
             return 0
-        for line in versions_lines(ports):
+        if not 0 < args.wait_s <= 60:  # nan fails this too
+            from ..errors import BadInput
+            raise BadInput(f"--wait-s {args.wait_s:g}: give a time above 0 and at most 60 s")
+        for line in versions_lines(ports, args.wait_s):
             print(line)  # each field shown escaped (_boardinfo.versions_lines)
         return 0
     every = list_ports()
@@ -126,4 +129,7 @@ def register(sub):
                    "versions (through the REPL: a running clock stops and restarts)")
     p.add_argument("--port", action="append", default=[], metavar="P",
                    help="ask the board on this serial port (repeatable; implies --versions)")
+    p.add_argument("--wait-s", type=float, default=3.0, metavar="S",
+                   help="with --versions: how long each board's REPL may take to answer "
+                   "(default 3)")
     p.set_defaults(func=cmd_ports)
