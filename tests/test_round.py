@@ -581,3 +581,25 @@ def test_a_clock_that_drops_out_is_lost_on_the_console(tmp_path):
         logger.close()
         for fd in fds[:2]:
             os.close(fd)
+
+
+def test_round_start_wait_on_a_started_round_s_log_says_it_goes_on(tmp_path):
+    """round start --wait started again on the log of a round that has begun
+    (the laptop restarted mid-round): it says when the round started and does
+    not wait for a START the console would refuse."""
+    log = tmp_path / "round6.jsonl"
+    rec = {"clock": "t1", "seq": 1, "t_ms": 900, "event": "round", "round": 6,
+           "elapsed_ms": 0, "session": "a", "host_time": _iso(time.time() - 30)}
+    log.write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    fds = []
+    master, slave, path = pty_pair()
+    fds += [master, slave]
+    try:
+        res = run_cli("round", "start", "--round", "6", "--port", path, "--out", str(log),
+                      "--wait", "--max-s", "0.5")
+    finally:
+        for fd in fds:
+            os.close(fd)
+    assert res.returncode == 0, res.stderr
+    assert "round 6: started at " in res.stdout and "START is not sent again" in res.stdout
+    assert "waiting for START round" not in res.stdout

@@ -104,7 +104,7 @@ def cmd_round_start(args):
         print(escaped(control.pairing_note()), flush=True)
     if not args.wait:
         control.start()
-    else:
+    elif control.started_at is None:  # (a round its log shows started goes on: _resume)
         print(f"round {args.number}: waiting for START round in the console", flush=True)
     shown = [0]
 
