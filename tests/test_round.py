@@ -177,6 +177,27 @@ def test_a_restarted_logger_knows_from_the_log_when_the_round_started(tmp_path):
     assert lg.ports[1].sent == [hostframes.round_number(4, 754000)]
 
 
+def test_a_clock_whose_game_is_being_given_back_is_not_told_the_round_meanwhile():
+    """A rebooted clock the host is restoring (its snapshot holds the round) is
+    not sent the late round frame too (it would log a refusal, round_started);
+    once the restore is taken or given up, a session still without the round
+    is told."""
+    now = [0.0]
+    lg = _FakeLogger(1)
+    rc = roundctl.RoundControl(lg, 2, clock=lambda: now[0])
+    rc.start()
+    s = Session("b", "t1", "scrabble")
+    s.restore = b"S ...\n"  # hostlink: sent again until the clock takes it
+    lg.links[0].sessions = {"b": s}
+    lg.links[0].current = s
+    now[0] = 30.0
+    rc.service()
+    assert lg.ports[0].sent == []
+    s.restore = None  # given up (RESTORE_TRIES): the clock plays a fresh game
+    rc.service()
+    assert lg.ports[0].sent == [hostframes.round_number(2, 30000)]
+
+
 def _iso(epoch):
     from datetime import datetime, timezone
     return datetime.fromtimestamp(epoch, timezone.utc).isoformat(

@@ -245,9 +245,12 @@ class RoundControl:
         if self.started_at is None:
             return
         now = self.time()
-        for (index, clock, _sid), seen in self.sessions.items():
+        for (index, clock, sid), seen in self.sessions.items():
             if seen.tagged or seen.refused or seen.tries >= TRIES or now < seen.next_try:
                 continue
+            s = getattr(self.links[index], "sessions", {}).get(sid)
+            if s is not None and s.restore is not None:
+                continue  # its game is being given back, with its round (or refused: then told)
             self.ports[index].write(round_frame(self.number, self.elapsed_ms()))
             if seen.tries == 0:
                 self.late_sent += 1
