@@ -57,6 +57,11 @@ def test_a_small_day_with_the_default_faults_agrees_with_its_plan(day):
     plan = json.loads((out / "plan.json").read_text(encoding="utf-8"))
     assert {f["kind"] for f in plan["rounds"][0]["faults"]} == {"reboot", "unplug", "logger",
                                                                 "late"}
+    # the round's START reached each clock once: none after a reboot's restore gave the
+    # round back, none from the restarted logger (a refusal, round_started, is noise)
+    from hallclock.link.logfile import read_records
+    assert not [r for r in read_records(str(out / "round1.jsonl"))
+                if r["event"] == "refused" and r.get("what") == "round"]
 
 
 def _copy(day, tmp_path):

@@ -75,6 +75,7 @@ CONNECT_S = 30.0  # a clock's or the view's way onto the broker, on a loaded lap
 VIEWER_END_S = 15.0  # the view's own --exit-on-end after the logger's, else Ctrl-C
 CONFIGURE_WAIT_S = 10.0  # configure's --wait-s over MQTT
 CATCH_UP_S = 60.0  # at most this long the hall's time waits for the host before a reboot
+REBOOT_HOLD_S = 30.0  # the hall's time waits this long at most for a reboot's restore
 
 
 class RehearsalError(HallclockError):
@@ -250,6 +251,10 @@ def make_plan(tables, rounds, mode, values, speed, faults, seed=1, transport="se
         down = None  # (from, to): the logger away, and its restart's own time
         if "logger" in faults:  # the logger killed (SIGKILL) and started again on its log
             at = start_ms + round_ms * 2 // 3
+            if early is not None:  # after table-2's end, if the others still play then:
+                # the restarted logger never hears that table again, and must still end
+                ended = rnd["tables"][early]["actions"][-1][0] + lead(0.3, 5000)
+                at = max(at, ended) if ended < stop_ms else at
             rnd["faults"].append({"kind": "logger", "at_ms": at, "down_ms": lead(0.4, 5000)})
             down = (at - lead(0.5, 5000), at + lead(0.4, 5000) + lead(1.0, 10000))
         if "broker" in faults:  # the broker stopped between the GONG and the logger's fault
@@ -569,7 +574,15 @@ class Day:
         # event of the clock (a reboot loses what is not acknowledged, as on a board)
         caught = [(a[0], i) for i, t in enumerate(tables) if hall is not None
                   and not t.get("boot_ms") for a in t["actions"] if a[1] == "reboot"]
-        gate = Gate(self.speed, holds + [at - 1 for at, _i in caught])
+        # ... and just after a reboot until the host has given the game back (its
+        # power_loss and the clock's resume logged): a restore that comes after the
+        # players' next press is the laptop's pace, not the day's
+        reboot_holds = {f["at_ms"] + 1: f["clock"] for f in rnd.get("faults", [])
+                        if f["kind"] == "reboot"}
+        gate = Gate(self.speed, holds + [at - 1 for at, _i in caught] + list(reboot_holds),
+                    sharp=reboot_holds)
+        handled = {}  # clock -> its new session until the clock resumed, then True
+        held_since = None
         now_ms = gate.now
         threads = [None] * len(tables)
 
@@ -701,6 +714,12 @@ class Day:
                     proc = self._logger(n, ports_file, log, wait=False)
                     restart_at = None
                 for rec in tail.read()[0]:
+                    c = rec.get("clock")
+                    if rec.get("event") == "power_loss" and c in reboot_holds.values():
+                        handled[c] = True if rec.get("restore") is None else \
+                            rec.get("next_session")
+                    elif rec.get("event") == "resume" and rec.get("session") == handled.get(c):
+                        handled[c] = True
                     if rec.get("event") == "pause":
                         lst = pauses.setdefault(rec.get("clock"), [])
                         key = (rec.get("session"), rec.get("seq"))
@@ -714,6 +733,14 @@ class Day:
                             referee.act(self, where, {"action": "tag", "clock": clock,
                                                       "session": sid, "pause_seq": seq,
                                                       "reason": reason})
+                hold = gate.holds[0] if gate.holds else None
+                if hold in reboot_holds and now >= hold:
+                    held_since = held_since or time.monotonic()
+                    if handled.get(reboot_holds[hold]) is True or \
+                            time.monotonic() - held_since > REBOOT_HOLD_S:
+                        gate.release()  # (a restore never taken fails its own check)
+                        handled.pop(reboot_holds[hold], None)
+                        held_since = None
                 if restart_at is None and broker_at is None and proc.poll() is not None \
                         and not events:
                     break
@@ -1366,14 +1393,17 @@ class Gate:
     ROOM_MS = 20000  # the most device time before a hold that runs at real time
     CREEP = 1.0  # the clocks' pace there
 
-    def __init__(self, speed, holds):
+    def __init__(self, speed, holds, sharp=()):
         self.speed = speed
         self.holds = sorted(holds)
+        self.sharp = set(sharp)  # holds the time reaches at full speed (no slowing)
         self.base = (0.0, time.monotonic())  # (device ms, real s) of the last release
 
     def _slow(self):
         """Where the time before the next hold slows down (device ms)."""
         ms, h = self.base[0], self.holds[0]
+        if h in self.sharp:
+            return h
         return max(ms, h - min(self.ROOM_MS, max(0, (h - ms) // 2)))
 
     def now(self):
