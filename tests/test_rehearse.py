@@ -416,3 +416,21 @@ def test_a_fault_of_the_other_path_is_refused(tmp_path):
     assert res.returncode == 2 and "'unplug' is a fault of --transport serial" in res.stderr
     res = run_cli("rehearse", "--faults", "broker", "--out", str(tmp_path / "y"))
     assert res.returncode == 2 and "'broker' is a fault of --transport mqtt" in res.stderr
+
+
+def test_a_gong_taken_while_a_press_settles_comes_before_it_as_on_the_clock():
+    """The referee's GONG reaches the clock 8 ms after a contact closed, before
+    the buttons' debounce (hw/buttons.py, 12 ms) hands the press over: the
+    clock logs the gong in the move before the press (a 12-table day at 60x
+    met it), and the plan's truth must say the same."""
+    from hallclock_fw.events import BTN_GONG
+    values = rehearsal.settings_mod.parse("scrabble", [])
+    acts = [(1000, "press", "B"), (5000, "press", "B"), (20000, "press", "A"),
+            (40000, "press", "B"), (41000, "end", None)]
+    truth = rehearsal.play_truth("scrabble", values, acts, [(20008, BTN_GONG)])
+    evs = [(e["event"], e["t_ms"], e.get("move")) for e in truth.events
+           if e["event"] in ("press", "gong") and e["t_ms"] >= 20000]
+    gong = next(e for e in evs if e[0] == "gong")
+    press = next(e for e in evs if e[0] == "press" and e[1] == 20000)
+    assert evs.index(gong) < evs.index(press), evs
+    assert gong[2] == press[2], evs  # the gong's move is the press's, not the next

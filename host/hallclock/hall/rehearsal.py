@@ -52,6 +52,7 @@ import time
 
 from hallclock_fw import settings as settings_mod
 from hallclock_fw.events import BTN_GONG, BUTTON_NAMES
+from hallclock_fw.hw.buttons import DEBOUNCE_MS
 
 from ..errors import BadInput, HallclockError
 from ..vboard.device import FdLine
@@ -354,7 +355,9 @@ class Truth:
             self.t = at if at > self.t else self.t + 1
         self.t = max(self.t, t_ms)
 
-    def apply(self, t_ms, cmd):
+    def apply(self, t_ms, cmd, taken=None):
+        """``cmd`` at ``t_ms``; ``taken``: the later pass that takes it (a press
+        the buttons' debounce hands over after a host frame)."""
         m = self.model
         if cmd == ("end",):
             m.app.step(t_ms)
@@ -363,9 +366,9 @@ class Truth:
             Model._apply(m.app, cmd, t_ms)
         else:
             Model._apply(m.app, cmd, t_ms)
-            m.app.step(t_ms)
+            m.app.step(t_ms if taken is None else taken)
         self._take()
-        self.t = t_ms
+        self.t = t_ms if taken is None else max(t_ms, taken)
 
 
 def host_inputs(records, round_number, restore=None):
@@ -408,14 +411,28 @@ def play_truth(mode, values, actions, inputs, faces=(), until=None):
     for t, cmd in inputs:
         # the host's frames are read in the pass before the buttons'; a restore first
         steps.append((t, -1 if isinstance(cmd, tuple) and cmd[0] == "S" else 0, cmd))
+    # a press counts once its contact has been closed DEBOUNCE_MS (hw/buttons.py): a
+    # host frame taken in between (the referee's GONG) comes before it, the press
+    # keeping the moment its contact closed
+    frames = sorted(t for t, cmd in inputs)
+    late = {}
+    for k, (t, order, cmd) in enumerate(steps):
+        if order == 1:
+            during = [f for f in frames if t <= f <= t + DEBOUNCE_MS]
+            if during:
+                late[k] = during[-1]
+    steps = [(late.get(k, t), order, cmd, t) for k, (t, order, cmd) in enumerate(steps)]
     steps.sort(key=lambda s: (s[0], s[1]))
-    for t, _order, cmd in steps:
+    for t, _order, cmd, edge in steps:
         truth.advance(t, faces)
         if isinstance(cmd, tuple) and cmd[0] == "N" and any(
                 e["event"] == "round" and e["t_ms"] == t for e in truth.events):
             continue  # the restore gave the round back itself: the same record
         if truth.model.app.ended and not isinstance(cmd, tuple):
             continue  # a press after the session's end: the clock is off
+        if edge != t:
+            truth.apply(edge, cmd, taken=t)
+            continue
         truth.apply(t, cmd)  # (a frame after the end is still answered: refused)
     if not truth.model.app.ended:
         truth.advance(truth.t + 1 if until is None else until, faces)
