@@ -610,6 +610,34 @@ def test_a_message_arriving_alone_is_taken_by_the_loggers_own_reader(monkeypatch
         close_fds(net.rfd, net.wfd)
 
 
+def test_a_lone_message_waits_a_moment_for_the_rest_of_its_step():
+    """The logger's wait: a message that came alone waits GATHER_S (once)
+    for what follows it -- a press is two events, two messages, and taken in
+    one pass they share one fsync and one ack; messages that came together
+    wait for nothing, and a client that does not gather (a viewer, the
+    referee) takes what is there."""
+    from mqttflood import publish_packet
+    from hallclock.net import mqtt as hostmqtt
+    msgs = [(up("t1"), b"E 0000cafe %d*x\n" % i) for i in range(4)]
+    pk = [publish_packet(t.encode(), p) for t, p in msgs]
+    nets = []
+    try:
+        net = _inline_logger_client([pk[0], pk[1], pk[2] + pk[3]])
+        nets.append(net)
+        net.gather_s = hostmqtt.GATHER_S
+        assert net.wait(0.05) and net.messages() == msgs[:2]  # the lone one and its follower
+        assert net.wait(0.05) and net.messages() == msgs[2:]  # two together: no wait
+        assert net.client._sock.chunks == []
+        net = _inline_logger_client([pk[0], pk[1]])
+        nets.append(net)
+        assert net.wait(0.05) and net.messages() == msgs[:1]  # no gathering: as it came
+    finally:
+        from hallclock.link.transport import close_fds
+        for net in nets:
+            net.client._reset_sockets()
+            close_fds(net.rfd, net.wfd)
+
+
 def test_a_logger_pass_takes_each_clocks_share_in_the_order_they_came():
     from hallclock.net import mqtt as hostmqtt
     net = _inline_logger_client([])

@@ -44,6 +44,7 @@ TOPIC_NAMES_MAX = 4096  # topics whose decoded names are kept
 TOPIC_QUEUE_MAX = 4096  # messages of one topic held at most; beyond, dropped and counted
 RECV_CHUNK = 65536  # bytes taken from the broker's socket per recv (many messages)
 RECONNECT_MIN_S = 0.1
+GATHER_S = 0.001  # the logger: a lone message waits this long for the rest of its step
 MISC_S = 0.1  # inline: paho's keepalive work at most this often (its keepalive is KEEPALIVE_S)
 RECONNECT_MAX_S = 2.0
 SHIP_DRAIN_S = 5.0  # a logger ending waits this long for the office to have its whole log
@@ -213,6 +214,7 @@ class BrokerClient:
         self.batch = None  # inside batched(): the PUBLISH packets waiting to go
         self.heads = {}  # topic name -> its length and bytes, as a PUBLISH carries them
         self.misc_at = 0.0  # inline: paho's keepalive work is due (monotonic)
+        self.gather_s = 0.0  # inline: a lone message waits this long for company (GATHER_S)
         self.client.on_subscribe = self._on_subscribe
 
     def _on_connect(self, client, _userdata, _flags, rc, _props):
@@ -382,7 +384,13 @@ class BrokerClient:
 
     def wait(self, timeout):
         if self.inline:
-            self._pump(0.0 if self.pending() else timeout)
+            was = len(self.fifo)
+            self._pump(0.0 if was else timeout)
+            if self.gather_s and not was and len(self.fifo) == 1:
+                # a message alone: the rest of its clock's step (a press is two
+                # events, two messages) is most often right behind it; waited
+                # for this long, both share one pass: one fsync, one ack
+                self._pump(self.gather_s)
             return self.pending()
         if self.pending():
             return True
@@ -572,6 +580,8 @@ class BrokerLogger(Logger):
             self.ack_name = ack_topic(hall)
             topics.append(self.ack_name)
         self.net = BrokerClient(address, creds[user], topics, tls=tls, inline=True)
+        if not self.viewer:  # (a viewer stores nothing: nothing to share)
+            self.net.gather_s = GATHER_S
         self.ports = []
         self.links = []
         self.seals = []  # per clock: its sealed frames (hallclock.net.seal)
