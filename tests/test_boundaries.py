@@ -766,3 +766,171 @@ def test_the_wait_of_ports_versions(tmp_path):
     for s in ("0.1", "60"):  # taken: the port itself is what is not there
         code, err = run(["ports", "--port", missing, "--wait-s", s])
         assert code == 0 and "--wait-s" not in err, err
+
+
+def test_an_ack_after_a_damaged_line_is_not_timed():
+    """A damaged line sends the owed events again: the ack that follows may
+    answer either sending, so it is no round trip (the wait stays three of
+    the last one measured)."""
+    dev = device()
+    emit(dev, 1)
+    flush(dev, 1000)
+    host_says(dev, hostframes.ack(SID, 1), 1040)
+    assert dev.rtt[_SRTT] == 41 and dev.rto == 123
+    emit(dev, 2)
+    flush(dev, 1100)
+    host_says(dev, b"garbage\n", 1110)  # an ack or an R damaged: 2 and 3 go again
+    flush(dev, 1110)
+    assert sent_seqs(dev) == [1, 2, 3, 2, 3]
+    host_says(dev, hostframes.ack(SID, 3), 1400)
+    assert dev.rtt[_SRTT] == 41 and dev.rto == 123
+
+
+def test_a_damaged_line_with_nothing_sent_owed_keeps_where_the_host_asked_to_go_on():
+    """Every event sent is acknowledged, and the host asked to go on from a
+    later one: a damaged line then owes nothing again, the sending goes on
+    where the host put it."""
+    dev = device()
+    emit(dev, 1)
+    flush(dev, 1000)
+    host_says(dev, hostframes.ack(SID, 1), 1040)
+    dev.uart.take()
+    emit(dev, 4)  # 2 to 5, not sent yet
+    host_says(dev, hostframes.resend(SID, 4), 1050)
+    host_says(dev, b"garbage\n", 1060)
+    flush(dev, 1060)
+    assert sent_seqs(dev) == [4, 5] and dev.bad == 1
+
+
+def test_the_first_event_is_timed_from_its_sending_not_from_the_boot():
+    """A clock whose first event goes out seconds after it booted: the ack's
+    round trip counts from that event's sending (the wait is three of it),
+    not from when the link was made."""
+    dev = device(now=1000)
+    emit(dev, 1)
+    flush(dev, 5000)  # the hello and event 1, 4 s after the boot
+    host_says(dev, hostframes.ack(SID, 1), 5040)
+    assert dev.rtt[_SRTT] == 41 and dev.rto == 123
+
+
+def test_a_damaged_line_sends_a_single_owed_event_again_at_once():
+    """One event sent and not yet acknowledged: a damaged line from the host
+    (its ack, most likely) sends it again in the next pass, not after the
+    resend wait."""
+    dev = device()
+    emit(dev, 1)
+    flush(dev, 1000)
+    dev.uart.take()
+    host_says(dev, b"A 0000abcd 1*ffffffff\n", 1010)
+    flush(dev, 1010)
+    assert sent_seqs(dev) == [1]
+
+
+def test_an_ack_after_a_resend_request_is_not_timed():
+    """The host asked for events again (R): the ack after it may answer
+    either sending, so it is no round trip."""
+    dev = device()
+    emit(dev, 1)
+    flush(dev, 1000)
+    host_says(dev, hostframes.ack(SID, 1), 1040)
+    emit(dev, 2)
+    flush(dev, 1100)
+    host_says(dev, hostframes.resend(SID, 2), 1110)
+    flush(dev, 1110)
+    assert sent_seqs(dev) == [1, 2, 3, 2, 3]
+    host_says(dev, hostframes.ack(SID, 3), 1400)
+    assert dev.rtt[_SRTT] == 41 and dev.rto == 123
+
+
+def test_each_new_event_is_timed_from_its_own_sending():
+    """Move after move: every ack of a fresh event is a round trip of its
+    own, smoothed into the last (a quarter of the difference)."""
+    dev = device()
+    emit(dev, 1)
+    flush(dev, 1000)
+    host_says(dev, hostframes.ack(SID, 1), 1040)
+    emit(dev, 1)
+    flush(dev, 2000)
+    host_says(dev, hostframes.ack(SID, 2), 2063)  # 63 ms: 64 counted (+1: never 0)
+    assert dev.rtt[_SRTT] == 41 + (64 - 41) // 4 == 46 and dev.rto == 138
+
+
+def test_a_doubled_wait_below_resend_ms_is_kept_whole():
+    """Timeouts in a row double the wait while the double stays within
+    RESEND_MS: 600 ms becomes 1 200, then the cap."""
+    dev = device()
+    emit(dev, 1)
+    flush(dev, 1000)
+    host_says(dev, hostframes.ack(SID, 1), 1199)  # 200 ms: a wait of 600
+    assert dev.rto == 600
+    emit(dev, 1)
+    flush(dev, 1300)
+    dev.send(1300 + 600)
+    assert dev.rto == 1200
+    dev.send(1300 + 600 + 1200)
+    assert dev.rto == RESEND_MS
+
+
+def test_one_frame_a_pass_a_timeout_owing_a_hello_sends_the_hello_alone():
+    """A clock on the hall network sends one frame a pass: a timeout that
+    owes a hello (no host heard yet) sends the hello in that pass and the
+    oldest owed event in the next, never two frames in one pass."""
+    class OneFrame(FakeUART):
+        burst = 1
+    dev = DeviceLink(OneFrame(), SID, "table-1", "scrabble", SETTINGS, "t", 1000)
+    emit(dev, 2)
+    for t in (1000, 1020, 1040):
+        dev.send(t)
+        assert len(kinds(dev)) == 1
+    t = 1020 + dev.rto  # the wait counts from event 1's sending
+    dev.send(t)
+    assert kinds(dev) == ["H"]
+    dev.send(t + BURST_GAP_MS)
+    assert sent_seqs(dev) == [1]
+
+
+@pytest.mark.parametrize("then", [b"garbage\n", protocol.who()])
+def test_a_damaged_line_or_a_who_never_moves_the_sending_past_an_asked_event(then):
+    """The host asked for an event it already acknowledged (a late R): a
+    damaged line or a W after it only ever send from further back, so the
+    asked event still goes out."""
+    dev = device()
+    emit(dev, 3)
+    flush(dev, 1000)
+    host_says(dev, hostframes.ack(SID, 2), 1040)
+    dev.uart.take()
+    host_says(dev, hostframes.resend(SID, 2), 1050)
+    host_says(dev, then, 1060)
+    flush(dev, 1060)
+    assert sent_seqs(dev) == [2, 3]
+
+
+def test_a_timeout_pass_sends_the_oldest_and_one_new_event_at_most():
+    """A timeout sends the oldest owed event again; new events waiting share
+    the same pass's budget of two frames (the rest in the next passes)."""
+    dev = device()
+    emit(dev, 2)
+    flush(dev, 1000)
+    host_says(dev, hostframes.ack(SID, 1), 1040)
+    dev.uart.take()
+    emit(dev, 2)  # 3 and 4, not sent yet
+    dev.send(1040 + dev.rto)
+    assert sent_seqs(dev) == [2, 3]
+    dev.send(1040 + dev.rto + BURST_GAP_MS)
+    assert sent_seqs(dev) == [4]
+
+
+def test_an_ack_after_a_who_is_not_timed():
+    """A W (a host that reconnected) has every owed event sent again: the ack
+    after it may answer either sending, so it is no round trip."""
+    dev = device()
+    emit(dev, 1)
+    flush(dev, 1000)
+    host_says(dev, hostframes.ack(SID, 1), 1040)
+    emit(dev, 2)
+    flush(dev, 1100)
+    host_says(dev, protocol.who(), 1110)
+    flush(dev, 1110)
+    assert sent_seqs(dev) == [1, 2, 3, 2, 3]
+    host_says(dev, hostframes.ack(SID, 3), 1400)
+    assert dev.rtt[_SRTT] == 41 and dev.rto == 123

@@ -183,6 +183,14 @@ def test_clock_name_grammar_shared_with_the_board():
         assert config.parse(f"clock = {bad}\n", "c").error is not None
 
 
+def test_a_name_with_several_bad_characters_names_the_first():
+    """The message names the first character not allowed, reading left to
+    right, as the club typed it (the others come one fix at a time)."""
+    from hallclock_fw.names import name_error
+    assert name_error("table 7/8").startswith("' ' is not allowed")
+    assert name_error("t/7 8").startswith("'/' is not allowed")
+
+
 def test_hall_simulate_refuses_backgammon(files):
     code, _out, err = run(["hall-simulate", "--mode", "backgammon", "--script",
                            str(files / "game.txt"), "--out", str(files / "bg.jsonl")])
