@@ -42,15 +42,16 @@ def iso(epoch):
 
 def hall_log(path, tables, round_=3, t0=None, names=None):
     """A hall's log as the hall's logger writes it: the hall unit ('hall':
-    the round's start gong, never a move) and ``tables`` table clocks, each in
-    its first move of round ``round_``, started ``t0`` (default 30 s ago)."""
+    the round's start gong, never a move, no round frame from the laptop) and
+    ``tables`` table clocks, each in its first move of round ``round_``,
+    started ``t0`` (default 30 s ago)."""
     t0 = time.time() - 30 if t0 is None else t0
     names = names or ["table-%d" % (k + 1) for k in range(tables)]
     with open(path, "w", encoding="utf-8") as f:
         for i, name in enumerate(["hall"] + names):
-            events = [(0, "boot", BOOT), (100, "round", {"elapsed_ms": 0}),
-                      (100, "gong", {"kind": "start", "move": None})]
+            events = [(0, "boot", BOOT), (100, "gong", {"kind": "start", "move": None})]
             if name != "hall":
+                events.insert(1, (100, "round", {"elapsed_ms": 0}))
                 events.append((1000, "turn", {"player": "A", "move": 1, "limit_ms": 120000}))
             for seq, (t, ev, extra) in enumerate(events, 1):
                 rec = dict(clock=name, seq=seq, t_ms=t, event=ev, session="%08x" % (i + 1),
@@ -168,7 +169,7 @@ def test_the_copies_are_followed_not_read_again(office, monkeypatch):
     got = json.loads(state.state()[0])
     assert reads == ["hall-b.jsonl", len(line.encode())]  # only the new record's bytes
     hall_b = next(h for h in got["halls"] if h["hall"] == "hall-b")
-    assert "move 2" in hall_b["tables"][2]["line"] and hall_b["records"] == 12 * 4 + 3 + 2
+    assert "move 2" in hall_b["tables"][2]["line"] and hall_b["records"] == 12 * 4 + 2 + 2
     assert "mismatch" not in hall_b["tables"][2]["line"]
     hall_log(str(office / "hall-d.jsonl"), 2, round_=1)  # a hall heard later
     clock[0] += officepage.SCAN_S
