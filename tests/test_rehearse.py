@@ -434,3 +434,21 @@ def test_a_gong_taken_while_a_press_settles_comes_before_it_as_on_the_clock():
     press = next(e for e in evs if e[0] == "press" and e[1] == 20000)
     assert evs.index(gong) < evs.index(press), evs
     assert gong[2] == press[2], evs  # the gong's move is the press's, not the next
+
+
+def test_a_round_frame_refused_after_a_restore_is_in_the_truth():
+    """The restore gives the round back (its own 'round' record), and the
+    host's round frame sent besides is refused (round_started): both inputs
+    are played, so the truth has the refusal the clock logged."""
+    values = rehearsal.settings_mod.parse("scrabble", [])
+    restore = {"mode": "scrabble", "settings": rehearsal.settings_mod.format_text(
+        "scrabble", values), "values": [26, 1, 120000, 0, 1, 1872565, -1, 0]}
+    recs = [{"event": "boot", "t_ms": 0}, {"event": "health", "t_ms": 0},
+            {"event": "resume", "t_ms": 1}, {"event": "round", "t_ms": 1, "round": 1,
+                                            "elapsed_ms": 1872565},
+            {"event": "refused", "t_ms": 1, "what": "round", "reason": "round_started"}]
+    inputs = rehearsal.host_inputs(recs, 1, restore)
+    truth = rehearsal.play_truth("scrabble", values, [(52741, "press", "B"),
+                                                      (60000, "end", None)], inputs)
+    got = [(e["event"], e.get("what")) for e in truth.events if e["t_ms"] == 1]
+    assert got == [("resume", None), ("round", None), ("refused", "round")], got

@@ -426,8 +426,10 @@ def play_truth(mode, values, actions, inputs, faces=(), until=None):
     for t, _order, cmd, edge in steps:
         truth.advance(t, faces)
         if isinstance(cmd, tuple) and cmd[0] == "N" and any(
-                e["event"] == "round" and e["t_ms"] == t for e in truth.events):
-            continue  # the restore gave the round back itself: the same record
+                e["event"] == "round" and e["t_ms"] == t and e.get("elapsed_ms") == cmd[2]
+                for e in truth.events):
+            continue  # the restore gave the round back itself: the same record (a
+            # round frame the host sent besides, refused, is an input of its own)
         if truth.model.app.ended and not isinstance(cmd, tuple):
             continue  # a press after the session's end: the clock is off
         if edge != t:
