@@ -193,9 +193,36 @@ def test_a_clock_whose_game_is_being_given_back_is_not_told_the_round_meanwhile(
     now[0] = 30.0
     rc.service()
     assert lg.ports[0].sent == []
-    s.restore = None  # given up (RESTORE_TRIES): the clock plays a fresh game
+    s.restore = None  # taken (its resume stored): the round follows it in the log
     rc.service()
-    assert lg.ports[0].sent == [hostframes.round_number(2, 30000)]
+    assert lg.ports[0].sent == []
+    lg.links[0].on_record({"clock": "t1", "session": "b", "event": "round", "round": 2,
+                           "elapsed_ms": 30000, "t_ms": 5})
+    now[0] += roundctl.RETRY_S + 0.01
+    rc.service()
+    assert lg.ports[0].sent == []
+    # a backgammon clock's game holds no round (only logged): told at once
+    lg2 = _FakeLogger(1)
+    rc2 = roundctl.RoundControl(lg2, 2, clock=lambda: now[0])
+    rc2.start()
+    bg = Session("d", "t9", "backgammon")
+    bg.restore = b"S ...\n"
+    lg2.links[0].sessions = {"d": bg}
+    lg2.links[0].current = bg
+    rc2.service()
+    assert len(lg2.ports[0].sent) == 1
+    # another reboot whose restore is given up (RESTORE_TRIES): a fresh game, told
+    s2 = Session("c", "t1", "scrabble")
+    s2.restore = b"S ...\n"
+    lg.links[0].sessions["c"] = s2
+    lg.links[0].current = s2
+    rc.service()
+    s2.restore = None
+    rc.service()
+    assert lg.ports[0].sent == []
+    now[0] += roundctl.RETRY_S + 0.01
+    rc.service()
+    assert lg.ports[0].sent == [hostframes.round_number(2, int((now[0]) * 1000))]
 
 
 def _iso(epoch):

@@ -37,6 +37,7 @@ from ..link.logfile import JsonlTail
 from ..views.model import epoch_of, pace_between, simulation_text, typical_pace
 from ..views.roundreport import referee_log_of
 from ..views.words import plural
+from ..views.modes import view_for
 
 RETRY_S = 1.0
 TRIES = 5
@@ -249,8 +250,12 @@ class RoundControl:
             if seen.tagged or seen.refused or seen.tries >= TRIES or now < seen.next_try:
                 continue
             s = getattr(self.links[index], "sessions", {}).get(sid)
-            if s is not None and s.restore is not None:
-                continue  # its game is being given back, with its round (or refused: then told)
+            if s is not None and s.restore is not None and \
+                    view_for(s.mode).hall_view == "round":
+                # its game is being given back with the hall's round (its core counts
+                # one), logged just after the resume: told only if that does not come
+                seen.next_try = now + RETRY_S
+                continue
             self.ports[index].write(round_frame(self.number, self.elapsed_ms()))
             if seen.tries == 0:
                 self.late_sent += 1
