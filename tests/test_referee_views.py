@@ -341,3 +341,38 @@ def test_the_hall_unit_is_never_counted_as_a_table(tmp_path):
     assert text.startswith("Round 1: 1 table of scrabble")
     assert "hall unit hall: start gong at" in text
     assert not re.search(r"^\W*hall\W.*\d:\d\d\.\d", text, re.M)  # no row of its own
+
+
+def test_a_table_whose_players_never_pressed_is_in_the_round_s_report(tmp_path):
+    """round start: table-2 took the round (its round event, its start gong)
+    and its players never pressed: a table with no move, not a hall unit."""
+    import json as json_
+    from rich.console import Console
+    settings_ = {"move_s": 120, "warn_s": [30], "round_min": 40, "round_warn_min": 10}
+    recs = []
+    took = [(0, "boot", {"mode": "scrabble", "settings": settings_}),
+            (100, "round", {"round": 1, "elapsed_ms": 0}),
+            (100, "gong", {"kind": "start", "move": None})]
+    for clock, sid, events in (
+            ("table-1", "a", took + [
+                (1000, "turn", {"player": "A", "move": 1, "limit_ms": 120000}),
+                (31000, "press", {"player": "A", "move": 1, "used_ms": 30000}),
+                (40000, "end", {})]),
+            ("table-2", "b", took + [(40000, "end", {})])):
+        for seq, (t, ev, extra) in enumerate(events, 1):
+            rec = dict(clock=clock, seq=seq, t_ms=t, event=ev, session=sid,
+                       host_time="2026-05-16T09:00:%02d.%03dZ" % (t // 1000, t % 1000))
+            rec.update(extra)
+            if seq > 1:
+                rec["round"] = 1
+            recs.append(rec)
+    log = tmp_path / "r.jsonl"
+    log.write_text("".join(json_.dumps(r) + "\n" for r in recs))
+    tables = roundreport.load_round(1, [str(log)])
+    assert roundreport.hall_units(tables) == []
+    out = io.StringIO()
+    roundreport.print_round(1, tables, Console(file=out, width=100, color_system=None),
+                            games=False)
+    text = out.getvalue()
+    assert text.startswith("Round 1: 2 tables of scrabble"), text
+    assert "hall unit" not in text

@@ -181,12 +181,18 @@ def print_round(n, tables, console=None, games=True):
 
 def hall_units(tables):
     """The clocks of the round that are no table: the hall unit gives the
-    round's gongs and has no move, while the tables have moves."""
+    round's gongs and has no move, while the tables have moves; a clock that
+    took the round's number from the laptop (``round start``) is a table, its
+    game begun or not (as the projector counts them: hall.display.hall_unit)."""
     def idle(tg):
         return not any(g.moves for g in tg.games)
+
+    def took_round(tg):
+        return any(r.get("event") == "round" for g in tg.games for r in g.records)
     if all(idle(tg) for tg in tables):
         return []
-    return [tg for tg in tables if idle(tg) and any(g.gong_list for g in tg.games)]
+    return [tg for tg in tables if idle(tg) and any(g.gong_list for g in tg.games)
+            and not took_round(tg)]
 
 
 def _print_summary(n, tables, console):
