@@ -25,7 +25,7 @@ import time
 from hallclock_fw.display import next_change
 
 from ..errors import BadInput
-from ..views.figures import check_live_log
+from ..views.figures import check_live_log, hall_unit_of
 from ..views.liveview import row_cells
 from ..link.logfile import JsonlTail
 from ..views.model import Clocks, epoch_of, simulation_note
@@ -69,22 +69,12 @@ def _moved(c, now):
 
 
 def hall_unit(clocks, now):
-    """The hall unit among a round's clocks, or None: the referee's clock of a
-    relay hall (``hallclock hall``) gives the round's first start gong, which
-    the tables copy, and never has a move nor takes the host's round number (a
-    hall run by ``round start`` has no hall unit).  Until some clock's start
-    gong none can be told apart: every clock is then a table (docs/hall.md)."""
+    """The hall unit among a round's clocks, or None (``figures.hall_unit_of``:
+    one rule for the projector and the round's report, docs/hall.md)."""
     clocks = list(clocks)
-    if len(clocks) < 2:
-        return None
-    started = [(ep, i, c) for i, c in enumerate(clocks)
-               for ep in [_start_epoch(c)] if ep is not None]
-    if not started:
-        return None
-    first = min(started)[2]
-    if first.round_heard is not None or _moved(first, now):
-        return None
-    return first
+    i = hall_unit_of([(_start_epoch(c), _moved(c, now), c.round_heard is not None)
+                      for c in clocks])
+    return None if i is None else clocks[i]
 
 
 class LogTail:

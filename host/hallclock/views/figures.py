@@ -202,6 +202,26 @@ class Gong:
     at: float | None = None
 
 
+def hall_unit_of(clocks):
+    """The index of the hall unit among a round's clocks, or None; each clock
+    given as (start, moved, took_round): when it gave its start gong (host
+    epoch s; None: not yet), whether its game has had a move, whether it took
+    the round's number from the laptop.  The hall unit (a relay hall's
+    referee clock, ``hallclock hall``) gives the round's first start gong,
+    which the tables copy, and never has a move nor takes a round number (a
+    hall run by ``round start`` has none); before any start gong no clock can
+    be told for it.  One rule for the projector and the round's report."""
+    if len(clocks) < 2:
+        return None
+    started = [(start, i) for i, (start, _moved, _took) in enumerate(clocks)
+               if start is not None]
+    if not started:
+        return None
+    i = min(started)[1]
+    _start, moved, took = clocks[i]
+    return None if moved or took else i
+
+
 def games_from_records(records):
     games = {}
     order = []

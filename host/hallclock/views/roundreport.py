@@ -180,19 +180,22 @@ def print_round(n, tables, console=None, games=True):
 
 
 def hall_units(tables):
-    """The clocks of the round that are no table: the hall unit gives the
-    round's gongs and has no move, while the tables have moves; a clock that
-    took the round's number from the laptop (``round start``) is a table, its
-    game begun or not (as the projector counts them: hall.display.hall_unit)."""
-    def idle(tg):
-        return not any(g.moves for g in tg.games)
+    """The clocks of the round that are no table: the hall unit, if the round
+    has one (``figures.hall_unit_of``, the projector's rule); a table whose
+    game has not begun is a table all the same."""
+    from .model import epoch_of
 
-    def took_round(tg):
-        return any(r.get("event") == "round" for g in tg.games for r in g.records)
-    if all(idle(tg) for tg in tables):
-        return []
-    return [tg for tg in tables if idle(tg) and any(g.gong_list for g in tg.games)
-            and not took_round(tg)]
+    def start(tg):
+        for g in tg.games:
+            for r in g.records:
+                if r.get("event") == "gong" and r.get("kind") == "start":
+                    return epoch_of(r.get("host_time")) or 0.0
+        return None
+    unit = figures.hall_unit_of([
+        (start(tg), any(g.moves for g in tg.games),
+         any(r.get("event") == "round" for g in tg.games for r in g.records))
+        for tg in tables])
+    return [] if unit is None else [tables[unit]]
 
 
 def _print_summary(n, tables, console):
