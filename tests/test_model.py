@@ -286,3 +286,51 @@ def test_host_frames_replayed_settings_round_and_refusals():
     # the press that closed the view is not logged: any player's press will do
     assert names[4] in ("A + B", "B + B")
     assert model.settings["move_s"] == 90 and model.mode == "scrabble" and changes > 10
+
+
+def test_a_viewer_that_never_sees_the_power_loss_takes_the_restore_from_the_resume(tmp_path):
+    """A second laptop's view reads only the clocks' records, not the logger's
+    ``power_loss`` (which holds the restore it sent): the rebooted clock's
+    ``resume`` is explained by the game before's own snapshot at the time its
+    mover's bank names, so the view shows both banks as the clock does
+    (İSTAVDER: each player's bank is theirs), not two full banks."""
+    from hallclock.vboard import device as virtual
+    from hallclock.link.logfile import read_records
+    script = tmp_path / "bg.txt"
+    script.write_text("0 press B\n20000 press A\n50000 press B\n70000 reboot\n"
+                      "95000 press A\n100000 end\n")
+    out = tmp_path / "bg.jsonl"
+    virtual.simulate(scenario.load(str(script)), "backgammon",
+                     parse("backgammon", ["bank_s=600", "delay=bronstein"]), str(out),
+                     restore=restore_for)
+    recs = read_records(out)
+    loss = next(r for r in recs if r["event"] == "power_loss")
+    seen = [r for r in recs if r["event"] != "power_loss"]
+
+    def view(records):
+        clocks = Clocks()
+        for r in records:
+            clocks.feed(r, None)
+        return clocks.get(recs[0]["clock"]).model
+
+    m = view(seen)
+    assert m.mismatches == [] and m.inputs[0][1] == "restore"
+    assert m.face().facts["banks_ms"] == view(recs).face().facts["banks_ms"] == (585000, 580000)
+    # the logger heard the clock 8 s later than the viewer did (a record the
+    # viewer missed): the mover's bank in ``resume`` names the moment to take
+    # the game from
+    def later(records, *a, **kw):
+        last = dict(records[-1], event="health", t_ms=58000, seq=records[-1]["seq"] + 1)
+        return restore_for(records + [last], *a, **kw)
+    out2 = tmp_path / "bg2.jsonl"
+    virtual.simulate(scenario.load(str(script)), "backgammon",
+                     parse("backgammon", ["bank_s=600", "delay=bronstein"]), str(out2),
+                     restore=later)
+    recs2 = read_records(out2)
+    resume = next(r for r in recs2 if r["event"] == "resume")
+    assert resume["bank_ms"] == 595000 - 8000  # the logger's moment, not the viewer's
+    m2 = view([r for r in recs2 if r["event"] != "power_loss"])
+    assert m2.mismatches == [] and m2.face().facts["banks_ms"] == (577000, 580000)
+    # a resume no snapshot of that game gives is not explained by a guess
+    bad = [dict(r, bank_ms=700000) if r["event"] == "resume" else r for r in seen]
+    assert any("resume" in x.text for x in view(bad).mismatches)

@@ -418,6 +418,18 @@ def test_a_fault_of_the_other_path_is_refused(tmp_path):
     assert res.returncode == 2 and "'broker' is a fault of --transport mqtt" in res.stderr
 
 
+def test_a_backgammon_day_over_mqtt_shows_the_rebooted_banks_on_the_second_laptop(tmp_path):
+    """A rebooted slow-play clock over the network: the second laptop, which
+    reads only the clocks (never the logger's power_loss with the restore it
+    sent), shows both banks as the clock does after its game is given back
+    (İSTAVDER: each player's bank is theirs), at every checkpoint."""
+    res = run_cli("rehearse", "--transport", "mqtt", *BG, "--out", str(tmp_path / "day"),
+                  timeout=240)
+    assert res.returncode == 0, res.stdout + res.stderr
+    last = res.stdout.splitlines()[-1]
+    assert "1 reboot restored" in last and "0 missed" in last and "every view agreed" in last
+
+
 def test_a_gong_taken_while_a_press_settles_comes_before_it_as_on_the_clock():
     """The referee's GONG reaches the clock 8 ms after a contact closed, before
     the buttons' debounce (hw/buttons.py, 12 ms) hands the press over: the

@@ -15,7 +15,8 @@ made it by asking the core itself: a record is explained by
 3. what the record itself names: the session's ``end``, settings the host
    sent (``K``, logged ``settings``), the host's round (``N``, logged
    ``round``), the restore the host sent after a power loss (``S``: its
-   values are in the old session's ``power_loss`` record), else
+   values are in the old session's ``power_loss`` record; a viewer, which
+   never reads that record, tries the old game's snapshots), else
 4. one input at ``t_ms`` -- a button, a long press, or the same sent as a
    remote command (the clock cannot tell them apart), else
 5. a silent input and then one of (4) (backgammon: a long PAUSE asks for a
@@ -250,6 +251,7 @@ class Model:
         self.inputs = []  # (t_ms, input name): what the replay found
         self.restore_values = None  # (mode, settings text, values) the host sent this session
         self.restore_sent = None  # ... and what it sent the next one (power_loss)
+        self.restore_guess = None  # the session before, when its power_loss went unseen
         self.boot = None  # the boot record
 
     # -- what the app holds ---------------------------------------------------
@@ -371,7 +373,7 @@ class Model:
             trial, _app = self._try(now, rec, (cmd,))
             if trial is not None:
                 if cmd[0] == "S":
-                    self.restore_values = None  # taken once
+                    self.restore_values = self.restore_guess = None  # taken once
                 return trial
         # 4. one input, 5. a silent one and then one
         silent = []
@@ -414,6 +416,31 @@ class Model:
         if self.restore_values is not None:
             mode, stext, values = self.restore_values
             out.append(("S", mode, stext) + tuple(values))
+        elif ev == "resume" and self.restore_guess is not None:
+            out.extend(self._guessed_restores(rec))
+        return out
+
+    def _guessed_restores(self, rec):
+        """The restores that may have given the session before's game back,
+        when this model never saw the host's ``power_loss`` record (a viewer
+        reads only the clocks): that game's ``snapshot`` at the moment its
+        running time had come down to a time ``rec`` names.  The search
+        keeps only one that gives ``rec`` exactly."""
+        old = self.restore_guess
+        first = old.snapshot(old.t_ms)
+        if first is None:
+            return []
+        later = old.snapshot(old.t_ms + 1) or first
+        running = [i for i, (a, b) in enumerate(zip(first, later))
+                   if isinstance(a, int) and b == a - 1]
+        stext = settings_mod.format_text(old.mode, old.settings)
+        out, seen = [], set()
+        for at in [old.t_ms] + [old.t_ms + first[i] - x for i in running
+                                for x in rec.values() if isinstance(x, int) and 0 <= x < first[i]]:
+            values = old.snapshot(at)
+            if values is not None and values not in seen:
+                seen.add(values)
+                out.append(("S", old.mode, stext) + tuple(values))
         return out
 
     def _clone(self):
@@ -657,6 +684,9 @@ class ClockModel:
                 self.previous = old
                 if self.model is not None:
                     self.model.restore_values = old.restore_sent
+            elif old is not None and self.model is not None and not old.ended \
+                    and old.mode == self.model.mode:
+                self.model.restore_guess = old  # a viewer: the host's power_loss unseen
             self.session = sid
             self.last_t = t if isinstance(t, int) else 0
             self.last_at = host_now
