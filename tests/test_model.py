@@ -185,19 +185,25 @@ def test_a_bank_that_ran_out_stands_at_zero_before_the_log_says_so():
         assert f.displays == (" 0:00", " 1:00") and f.facts["flag"] and not f.running
 
 
-def test_restore_end_to_end_both_banks(tmp_path):
-    """Reboot mid-game with log --restore: the game goes on with the time as it
-    stood when last heard, both banks (İSTAVDER: each player's bank is theirs)."""
+def bg_rebooted(tmp_path, restore=restore_for):
+    """The records of a backgammon game (Bronstein 15 s) rebooted in A's move
+    3, its game given back by ``restore`` as ``log --restore`` does."""
     from hallclock.vboard import device as virtual
     from hallclock.link.logfile import read_records
     script = tmp_path / "bg.txt"
     script.write_text("0 press B\n20000 press A\n50000 press B\n70000 reboot\n"
                       "95000 press A\n100000 end\n")
-    out = tmp_path / "bg.jsonl"
+    out = tmp_path / ("bg%d.jsonl" % len(list(tmp_path.glob("bg*.jsonl"))))
     virtual.simulate(scenario.load(str(script)), "backgammon",
                      parse("backgammon", ["bank_s=600", "delay=bronstein"]), str(out),
-                     restore=restore_for)
-    recs = read_records(out)
+                     restore=restore)
+    return read_records(out)
+
+
+def test_restore_end_to_end_both_banks(tmp_path):
+    """Reboot mid-game with log --restore: the game goes on with the time as it
+    stood when last heard, both banks (İSTAVDER: each player's bank is theirs)."""
+    recs = bg_rebooted(tmp_path)
     loss = next(r for r in recs if r["event"] == "power_loss")
     # A's move 3 began at 50 s and was last heard of then: 9:55 left; B has 9:45
     assert loss["restore"]["values"] == [3, 0, 595000, 585000, 0, 0, 0, 0]
@@ -294,16 +300,7 @@ def test_a_viewer_that_never_sees_the_power_loss_takes_the_restore_from_the_resu
     ``resume`` is explained by the game before's own snapshot at the time its
     mover's bank names, so the view shows both banks as the clock does
     (İSTAVDER: each player's bank is theirs), not two full banks."""
-    from hallclock.vboard import device as virtual
-    from hallclock.link.logfile import read_records
-    script = tmp_path / "bg.txt"
-    script.write_text("0 press B\n20000 press A\n50000 press B\n70000 reboot\n"
-                      "95000 press A\n100000 end\n")
-    out = tmp_path / "bg.jsonl"
-    virtual.simulate(scenario.load(str(script)), "backgammon",
-                     parse("backgammon", ["bank_s=600", "delay=bronstein"]), str(out),
-                     restore=restore_for)
-    recs = read_records(out)
+    recs = bg_rebooted(tmp_path)
     loss = next(r for r in recs if r["event"] == "power_loss")
     seen = [r for r in recs if r["event"] != "power_loss"]
 
@@ -322,11 +319,7 @@ def test_a_viewer_that_never_sees_the_power_loss_takes_the_restore_from_the_resu
     def later(records, *a, **kw):
         last = dict(records[-1], event="health", t_ms=58000, seq=records[-1]["seq"] + 1)
         return restore_for(records + [last], *a, **kw)
-    out2 = tmp_path / "bg2.jsonl"
-    virtual.simulate(scenario.load(str(script)), "backgammon",
-                     parse("backgammon", ["bank_s=600", "delay=bronstein"]), str(out2),
-                     restore=later)
-    recs2 = read_records(out2)
+    recs2 = bg_rebooted(tmp_path, later)
     resume = next(r for r in recs2 if r["event"] == "resume")
     assert resume["bank_ms"] == 595000 - 8000  # the logger's moment, not the viewer's
     m2 = view([r for r in recs2 if r["event"] != "power_loss"])
