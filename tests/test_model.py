@@ -327,3 +327,55 @@ def test_a_viewer_that_never_sees_the_power_loss_takes_the_restore_from_the_resu
     # a resume no snapshot of that game gives is not explained by a guess
     bad = [dict(r, bank_ms=700000) if r["event"] == "resume" else r for r in seen]
     assert any("resume" in x.text for x in view(bad).mismatches)
+
+
+def test_a_viewer_takes_the_round_part_of_a_guessed_restore_from_the_clocks_round(tmp_path):
+    """Scrabble: the round's basic time runs on through the outage (ČAS 4.1,
+    6.1), so the logger's restore measures the round at the last record's
+    time plus the outage's wall time, which the ``resume`` does not name.  A
+    viewer (no ``power_loss`` record) takes the round part from the clock's
+    own ``round`` record after the resume: the new session replays with no
+    mismatch, and the view's end gong is the clock's (not 25 s early)."""
+    from hallclock.vboard import device as virtual
+    from hallclock.link.logfile import read_records
+    from hallclock.views.model import epoch_of
+    script = tmp_path / "s.txt"
+    script.write_text("0 press START\n2000 press B\n60000 press A\n99000 press B\n"
+                      "100000 reboot\n400000 end\n")
+
+    def outage(records, *a, **kw):  # the clock was dark 25 s by the wall clock
+        return restore_for(records, epoch_of(records[-1]["host_time"]) + 25, *a, **kw)
+    out = tmp_path / "s.jsonl"
+    virtual.simulate(scenario.load(str(script)), "scrabble",
+                     parse("scrabble", ["round_min=5", "round_warn_min=1"]), str(out),
+                     restore=outage)
+    recs = read_records(out)
+    loss = next(r for r in recs if r["event"] == "power_loss")
+    new = [r for r in recs if r["session"] == loss["next_session"]]
+    rnd = next(r for r in new if r["event"] == "round")
+    assert rnd["elapsed_ms"] >= 99000 + 25000  # the hall's time, not the last record's
+    end = next(r for r in new if r["event"] == "gong" and r["kind"] == "end")
+
+    def view(records):
+        clocks = Clocks()
+        for r in records:
+            clocks.feed(r, None)
+        return clocks.get(recs[0]["clock"]).model
+
+    full = view(recs)
+    m = view([r for r in recs if r["event"] != "power_loss"])
+    assert full.mismatches == [] and m.mismatches == []
+    assert m.inputs[0][1] == "restore"
+    assert m.face().displays == full.face().displays
+    assert m.face().facts == full.face().facts
+    assert m.end_t_ms == full.end_t_ms
+    # the end gong as each model gives it: the moment its round had run round_min
+    gong = [r for r in new if r["event"] == "gong" and r["kind"] == "end"]
+    assert gong == [end] and end["t_ms"] == rnd["t_ms"] + 300000 - rnd["elapsed_ms"]
+    upto = recs[:recs.index(rnd) + 1]  # the views just after the round record
+    for v in (view(upto), view([r for r in upto if r["event"] != "power_loss"])):
+        assert v.face(end["t_ms"] - 1).facts["round_left_ms"] == 1
+        assert v.face(end["t_ms"]).facts["playout"] == "finish_round"
+    # a round record no hall time of that snapshot gives is still reported
+    bad = [dict(r, round=7) if r is rnd else r for r in recs if r["event"] != "power_loss"]
+    assert any("round" in x.text for x in view(bad).mismatches)

@@ -16,7 +16,9 @@ made it by asking the core itself: a record is explained by
    sent (``K``, logged ``settings``), the host's round (``N``, logged
    ``round``), the restore the host sent after a power loss (``S``: its
    values are in the old session's ``power_loss`` record; a viewer, which
-   never reads that record, tries the old game's snapshots), else
+   never reads that record, tries the old game's snapshots, and takes the
+   one it kept again measured at the hall time the next record names when
+   that record is not what the guess gave), else
 4. one input at ``t_ms`` -- a button, a long press, or the same sent as a
    remote command (the clock cannot tell them apart), else
 5. a silent input and then one of (4) (backgammon: a long PAUSE asks for a
@@ -252,6 +254,8 @@ class Model:
         self.restore_values = None  # (mode, settings text, values) the host sent this session
         self.restore_sent = None  # ... and what it sent the next one (power_loss)
         self.restore_guess = None  # the session before, when its power_loss went unseen
+        self._guessed = {}  # a guessed S command -> the old game's moment it was taken at
+        self._retake = None  # a guessed restore just taken: how to take it again
         self.boot = None  # the boot record
 
     # -- what the app holds ---------------------------------------------------
@@ -339,6 +343,10 @@ class Model:
         return self.mismatches[before:]
 
     def _event(self, rec, t):
+        retake, self._retake = self._retake, None
+        if retake is not None and self.queue and not same(self.queue[0], rec) \
+                and self._take_again(retake, rec):
+            return
         # 1. what the clock already said
         while self.queue:
             head = self.queue.pop(0)
@@ -373,7 +381,11 @@ class Model:
             trial, _app = self._try(now, rec, (cmd,))
             if trial is not None:
                 if cmd[0] == "S":
+                    if cmd in self._guessed:  # the next record may name its hall time
+                        self._retake = (self.restore_guess, self._guessed[cmd],
+                                        (self.app, self.sink), rec, now)
                     self.restore_values = self.restore_guess = None  # taken once
+                    self._guessed = {}
                 return trial
         # 4. one input, 5. a silent one and then one
         silent = []
@@ -440,8 +452,42 @@ class Model:
             values = old.snapshot(at)
             if values is not None and values not in seen:
                 seen.add(values)
-                out.append(("S", old.mode, stext) + tuple(values))
+                cmd = ("S", old.mode, stext) + tuple(values)
+                self._guessed[cmd] = at
+                out.append(cmd)
         return out
+
+    def _take_again(self, retake, rec):
+        """The record after a guessed restore's ``resume`` is not what the
+        guess gave: the restore's hall part (what runs on through the outage,
+        the logger adds the outage's wall time) may be named by ``rec`` -- the
+        same snapshot at the same moment, measured at the hall time ``rec``
+        names, taken from the clock as it stood before the restore; kept only
+        if it gives the ``resume`` and ``rec`` exactly."""
+        old, at, before, resume, now = retake
+        first = old.snapshot(at, at)
+        later = old.snapshot(at, at + 1)
+        if first is None or later is None:
+            return False
+        stext = settings_mod.format_text(old.mode, old.settings)
+        for i, (a, b) in enumerate(zip(first, later)):
+            if not isinstance(a, int) or b - a not in (1, -1):
+                continue  # not a hall time
+            for x in rec.values():
+                if not isinstance(x, int) or isinstance(x, bool) or (x - a) * (b - a) < 0:
+                    continue
+                values = old.snapshot(at, at + (x - a) * (b - a))
+                if values is None:
+                    continue
+                app, sink = copy.deepcopy(before)
+                self._apply(app, ("S", old.mode, stext) + tuple(values), now)
+                events = [self._as_record(e, app) for e in sink.events]
+                if len(events) > 1 and same(events[0], resume) and same(events[1], rec):
+                    del sink.events[:]
+                    self.app, self.sink = app, sink
+                    self.queue = events[2:]
+                    return True
+        return False
 
     def _clone(self):
         return copy.deepcopy((self.app, self.sink))
