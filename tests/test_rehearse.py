@@ -17,20 +17,28 @@ SMALL = ["--tables", "3", "--rounds", "1", "--speed", "150", "--set", "round_min
 PAIRINGS = "table,A,B\n1,Jana Nováková,Petr Dvořák\n2,Eva Svobodová,Karel Černý\n"
 
 
-@pytest.fixture(scope="module")
-def day(tmp_path_factory):
-    """The day, played once a test run (tests/sessiononce.py): its folder and
-    what the command said."""
+def played_once(tmp_path_factory, name, *args, files=None):
+    """A rehearsed day played once a test run (tests/sessiononce.py), with
+    ``files`` ({name: text}) written beside it first ({folder} in ``args``
+    stands for that folder): the day's folder and what the command said."""
     def make(folder):
-        (folder / "pairings.csv").write_text(PAIRINGS, encoding="utf-8")
-        res = run_cli("rehearse", *SMALL, "--pairings", str(folder / "pairings.csv"),
-                      "--out", str(folder / "day"), timeout=240)  # the default faults
+        for fname, text in (files or {}).items():
+            (folder / fname).write_text(text, encoding="utf-8")
+        res = run_cli("rehearse", *[a.format(folder=folder) for a in args],
+                      "--out", str(folder / "day"), timeout=240)
         (folder / "said.json").write_text(json.dumps(
             {"returncode": res.returncode, "stdout": res.stdout, "stderr": res.stderr}),
             encoding="utf-8")
-    done = once_dir(tmp_path_factory, "rehearse-day", make)
+    done = once_dir(tmp_path_factory, name, make)
     said = json.loads((done / "said.json").read_text(encoding="utf-8"))
     return done / "day", types.SimpleNamespace(**said)
+
+
+@pytest.fixture(scope="module")
+def day(tmp_path_factory):
+    """The small Scrabble day with the default faults and the pairings."""
+    return played_once(tmp_path_factory, "rehearse-day", *SMALL, "--pairings",
+                       "{folder}/pairings.csv", files={"pairings.csv": PAIRINGS})
 
 
 def test_a_small_day_with_the_default_faults_agrees_with_its_plan(day):
@@ -256,14 +264,7 @@ BG = ["--mode", "backgammon", "--tables", "3", "--speed", "150", "--set", "match
 @pytest.fixture(scope="module")
 def bg_day(tmp_path_factory):
     """A backgammon day (slow-play clocks: a bank a player, 15 s delay), once a run."""
-    def make(folder):
-        res = run_cli("rehearse", *BG, "--out", str(folder / "day"), timeout=240)
-        (folder / "said.json").write_text(json.dumps(
-            {"returncode": res.returncode, "stdout": res.stdout, "stderr": res.stderr}),
-            encoding="utf-8")
-    done = once_dir(tmp_path_factory, "rehearse-bg-day", make)
-    said = json.loads((done / "said.json").read_text(encoding="utf-8"))
-    return done / "day", types.SimpleNamespace(**said)
+    return played_once(tmp_path_factory, "rehearse-bg-day", *BG)
 
 
 def test_a_backgammon_day_with_the_default_faults_agrees_with_its_plan(bg_day):
@@ -302,15 +303,7 @@ def mqtt_day(tmp_path_factory):
     """The same small day over the hall's Wi-Fi path (a Mosquitto the
     rehearsal starts from broker-config's folder), its default faults, played
     once a test run."""
-    def make(folder):
-        res = run_cli("rehearse", "--transport", "mqtt", *SMALL, "--out", str(folder / "day"),
-                      timeout=240)
-        (folder / "said.json").write_text(json.dumps(
-            {"returncode": res.returncode, "stdout": res.stdout, "stderr": res.stderr}),
-            encoding="utf-8")
-    done = once_dir(tmp_path_factory, "rehearse-mqtt-day", make)
-    said = json.loads((done / "said.json").read_text(encoding="utf-8"))
-    return done / "day", types.SimpleNamespace(**said)
+    return played_once(tmp_path_factory, "rehearse-mqtt-day", "--transport", "mqtt", *SMALL)
 
 
 def test_a_small_day_over_mqtt_agrees_with_its_plan(mqtt_day):
