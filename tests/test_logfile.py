@@ -862,3 +862,58 @@ def test_a_disk_that_takes_a_byte_a_write_still_stores_every_record(tmp_path, cl
     assert w.flush() == 3 and w.held() == 0 and w.durable_seq("t1", "s") == 3
     monkeypatch.setattr(logfile, "os", os)
     assert p.read_bytes() == b"".join(line(r) + b"\n" for r in records)
+
+
+def test_the_clock_part_of_a_record_is_it_without_what_the_host_added():
+    """Two logs of one clock (a hot standby's, the office's copy) must agree
+    on a record less the fields each logger adds: its host_time, and the
+    round it tagged; on the round event itself ``round`` is the clock's own."""
+    press = {"clock": "table-1", "session": "0000abcd", "seq": 7, "t_ms": 5000,
+             "event": "press", "player": "A", "move": 3, "used_ms": 4000,
+             "host_time": "2026-12-04T10:00:00.000Z", "round": 2}
+    assert logfile.clock_part(press) == {
+        "clock": "table-1", "session": "0000abcd", "seq": 7, "t_ms": 5000, "event": "press",
+        "player": "A", "move": 3, "used_ms": 4000}
+    assert logfile.HOST_FIELDS == ("host_time", "round")
+    rnd = {"clock": "table-1", "session": "0000abcd", "seq": 2, "t_ms": 10, "event": "round",
+           "round": 2, "elapsed_ms": 0, "host_time": "2026-12-04T10:00:00.000Z"}
+    assert logfile.clock_part(rnd) == {"clock": "table-1", "session": "0000abcd", "seq": 2,
+                                       "t_ms": 10, "event": "round", "round": 2,
+                                       "elapsed_ms": 0}
+    assert logfile.clock_part({"event": "round", "round": 2}) != \
+        logfile.clock_part({"event": "round", "round": 3})
+
+
+def test_the_games_over_are_the_clocks_whose_newest_session_ended(tmp_path):
+    """A logger restarted on its log (round start --exit-on-end) reads which
+    tables' games are over: a clock whose newest session has its end stored
+    is over, one whose newest has none (a new session after an ended one, a
+    power loss) still plays; the clocks heard already are left out."""
+    p = tmp_path / "log.jsonl"
+    w = LogWriter(p)
+    w.add(rec(clock="t1", session="a", seq=1, event="end"))
+    w.add(rec(clock="t2", session="b", seq=1))
+    w.add(rec(clock="t3", session="c", seq=1, event="end"))
+    w.add(rec(clock="t3", session="d", seq=1))
+    w.add(rec(clock="t4", session="e", seq=1, event="power_loss"))
+    w.add(rec(clock="t5", session="f", seq=1, event="end"))
+    assert w.games_over() == ({"t1", "t5"}, {"t2", "t3", "t4"})
+    assert w.games_over(heard=("t1", "t2")) == ({"t5"}, {"t3", "t4"})
+    assert w.flush() == 6
+    w.close()
+    assert LogWriter(p).games_over() == ({"t1", "t5"}, {"t2", "t3", "t4"})  # read back
+
+
+def test_a_log_writer_holds_the_logs_lock_unless_told_not_to(tmp_path):
+    """One writer a log: a LogWriter takes the log's lock by default, so a
+    second is refused while the first is open; ``lock=False`` (a writer with
+    no file of its own) takes none."""
+    from hallclock.link.locks import InUse
+    p = tmp_path / "log.jsonl"
+    first = LogWriter(p)
+    with pytest.raises(InUse):
+        LogWriter(p)
+    first.close()
+    free = LogWriter(p, lock=False)
+    LogWriter(p).close()  # no lock held by the lock-free writer
+    free.close()
