@@ -83,6 +83,75 @@ class RehearsalError(HallclockError):
     exit_code = 1
 
 
+class Interrupted(HallclockError):
+    """The rehearsal stopped by Ctrl-C or SIGTERM: the CLI's interrupted exit."""
+    exit_code = 130
+
+
+# -- the programs it starts: none outlives it ----------------------------------------
+_PR_SET_PDEATHSIG = 1
+_CHILDREN = []  # every program the day started (each the leader of its own group)
+
+
+def _prctl():
+    """libc's prctl, looked up before any fork (None off Linux)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _prctl()
+
+
+def _die_with_parent(parent):
+    """The child's last step before exec: SIGKILL when ``parent`` (the
+    rehearsal's main thread, which forks every program) dies, even by SIGKILL."""
+    def preexec():
+        if _PRCTL is not None:
+            _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            if os.getppid() != parent:  # it died before the prctl took hold
+                os._exit(1)
+    return preexec
+
+
+def spawn(args, **kwargs):
+    """A program of the day: its own process group (a fault or the end kills
+    the group) and, on Linux, killed with the rehearsal however it ends."""
+    proc = subprocess.Popen(args, start_new_session=True,
+                            preexec_fn=_die_with_parent(os.getpid()), **kwargs)
+    _CHILDREN.append(proc)
+    return proc
+
+
+def _killpg(pid, sig):
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def stop_children(wait_s=3.0):
+    """Every group the day started: SIGTERM, then SIGKILL to what is left
+    after ``wait_s`` (a logger's records are fsync'd as they come)."""
+    live = [p for p in _CHILDREN if p.poll() is None]
+    for p in live:
+        _killpg(p.pid, signal.SIGTERM)
+    until = time.monotonic() + wait_s
+    for p in live:
+        try:
+            p.wait(timeout=max(0.0, until - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass
+    for p in live:
+        _killpg(p.pid, signal.SIGKILL)  # (the group's other members too)
+        p.wait()
+    _CHILDREN[:] = [p for p in _CHILDREN if p.poll() is None]
+
+
 # -- the plan ------------------------------------------------------------------------
 def parse_faults(text, transport="serial"):
     if text is None:
@@ -471,14 +540,22 @@ class Day:
                         "viewer_rows": 0, "viewer_missed": 0}
         check_faults(plan.get("faults", []), transport, "the plan")
         self.hall = None  # the hall's broker (--transport mqtt), started with the first round
+        self.stopping = None  # the signal that interrupts the day
 
     def fail(self, where, check, text):
         self.failures.append((where, check, text))
 
     # -- the programs ------------------------------------------------------------
     def _run(self, *args, env=None, timeout=120):
-        return subprocess.run(hallclock_exe() + list(args), capture_output=True, text=True,
-                              timeout=timeout, env=env)
+        cmd = hallclock_exe() + list(args)
+        proc = spawn(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except BaseException:
+            _killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
+        return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
     def _links(self, ports_file):
         """The logger's and configure's way to the clocks: the ports, or the broker."""
@@ -493,7 +570,7 @@ class Day:
             args.append("--wait")
         errf = open(log + ".logger-stderr.txt", "a", encoding="utf-8")
         outf = open(log + ".logger-stdout.txt", "a", encoding="utf-8")
-        proc = subprocess.Popen(args, stdout=outf, stderr=errf, start_new_session=True)
+        proc = spawn(args, stdout=outf, stderr=errf)
         outf.close()
         errf.close()
         return proc
@@ -527,7 +604,33 @@ class Day:
             self.fail(where, "console", f"{c}: its server's card {got.get(c)}; the log's "
                       f"{mine.get(c)}")
 
+    def _stop(self, signum, _frame):
+        """Ctrl-C or SIGTERM: every program started stopped, then out."""
+        if self.stopping is not None:
+            return  # (the first is being handled)
+        self.stopping = signum
+        raise KeyboardInterrupt
+
     def run(self):
+        import threading
+        handled = threading.current_thread() is threading.main_thread()
+        if handled:
+            before = {s: signal.signal(s, self._stop) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            return self._run_day()
+        except KeyboardInterrupt:
+            self.stopping = self.stopping or signal.SIGINT
+            stop_children()
+            name = signal.Signals(self.stopping).name
+            raise Interrupted(f"rehearse: interrupted ({name}); every program it started "
+                              f"is stopped; what the rounds logged is in {self.out}") from None
+        finally:
+            stop_children()  # (none is left running after the day, whatever happened)
+            if handled:
+                for s, h in before.items():
+                    signal.signal(s, h)
+
+    def _run_day(self):
         try:
             if self.transport == "mqtt":
                 clocks = sorted({t["clock"] for r in self.plan["rounds"] for t in r["tables"]},
@@ -785,9 +888,12 @@ class Day:
                 self.fail(where, "round start", f"exit {proc.returncode}: see "
                           f"{log}.logger-stderr.txt")
         finally:
+            if self.stopping is not None:  # interrupted: no check waits on the programs
+                stop_children(wait_s=3.0)
+                viewer = None
             if viewer is not None:
                 hall.end_viewer(viewer)
-            if referee is not None:
+            if referee is not None and self.stopping is None:
                 self.check_console(where, referee, log)
             if proc is not None and proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
@@ -1233,10 +1339,10 @@ class Console:
             sock.bind(("127.0.0.1", 0))
             self.port = sock.getsockname()[1]
         errf = open(log + ".console-stderr.txt", "a", encoding="utf-8")
-        self.proc = subprocess.Popen(
+        self.proc = spawn(
             hallclock_exe() + ["console", "--log", log, "--http-port", str(self.port),
                                "--token", self.TOKEN],
-            stdout=subprocess.DEVNULL, stderr=errf, start_new_session=True)
+            stdout=subprocess.DEVNULL, stderr=errf)
         errf.close()
 
     def _call(self, path, body=None):
@@ -1302,11 +1408,11 @@ class HallBroker:
                 raise RehearsalError("rehearse: broker-config failed: "
                                      + (res.stderr.strip().splitlines() or ["?"])[-1])
             # subscriptions logged (the second laptop's view is waited for); root's
-            # Mosquitto keeps root where its own user cannot enter the folder
+            # Mosquitto stays root: a change of user would clear its death signal
             extra = ["log_type subscribe"]
-            if broker.reachable_by_broker(self.folder):
+            if os.geteuid() == 0:
                 extra.append("user root")
-            self.broker = broker.Broker(self.folder, extra=extra, log=self.log)
+            self.broker = broker.Broker(self.folder, extra=extra, log=self.log, popen=spawn)
             if self.start():
                 break
             self.log.flush()
@@ -1370,9 +1476,8 @@ class HallBroker:
         offset = os.path.getsize(self.log.name)
         errf = open(out[:-4] + "-stderr.txt", "a", encoding="utf-8")
         outf = open(out, "a", encoding="utf-8")
-        proc = subprocess.Popen(hallclock_exe() + ["view", *self.tool_args(), "--plain",
-                                                   "--exit-on-end"],
-                                stdout=outf, stderr=errf, start_new_session=True)
+        proc = spawn(hallclock_exe() + ["view", *self.tool_args(), "--plain", "--exit-on-end"],
+                     stdout=outf, stderr=errf)
         outf.close()
         errf.close()
         topic = f"/{HALL}/+/up".encode()

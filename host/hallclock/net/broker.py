@@ -435,7 +435,8 @@ class Broker:
     configuration (e.g. ``user root`` for a test directory the ``mosquitto``
     user cannot reach)."""
 
-    def __init__(self, folder, extra=(), log=None):
+    def __init__(self, folder, extra=(), log=None, popen=subprocess.Popen):
+        self.popen = popen  # (hallclock rehearse: a Mosquitto that dies with it)
         self.folder = os.path.abspath(folder)
         self.conf = check_dir(self.folder)
         self.extra = list(extra)
@@ -452,7 +453,7 @@ class Broker:
             with open(conf, "w", encoding="utf-8") as f:
                 f.write("\n".join(self.extra) + "\n" + text)
         err = self.log if self.log is not None else subprocess.DEVNULL
-        self.proc = subprocess.Popen([mosquitto_binary(), "-c", conf],
+        self.proc = self.popen([mosquitto_binary(), "-c", conf],
                                      stdout=subprocess.DEVNULL, stderr=err)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
