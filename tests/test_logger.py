@@ -514,3 +514,33 @@ def test_a_limit_that_cannot_be_raised_is_no_failure(monkeypatch, nofile):
         monkeypatch.setattr(resource, "setrlimit", refuse)
         _enough_fds(10)  # no exception
         monkeypatch.undo()
+
+
+def test_a_restarted_logger_counts_its_silent_ports_as_the_games_the_log_shows_ended(
+        tmp_path, clock):
+    """Restarted on its log (docs/host.md): a port silent since then stands
+    for a clock whose game the log already shows ended; the run is over when
+    every clock heard has ended, no clock of the log is left mid-game, and
+    there are no more silent ports than such ended games."""
+    from types import SimpleNamespace
+    lg, _log = make(tmp_path, clock, [10, 11, 12])
+    lg.links[0].sessions = {"s1": SimpleNamespace(clock="t1")}
+    lg.links[0].is_ended = True
+    asked = []
+    over = {"ended": {"t2", "t3"}, "open": set()}
+
+    def games_over(heard=()):
+        asked.append(set(heard))
+        return set(over["ended"]), set(over["open"])
+    lg.writer.games_over = games_over
+    assert lg.all_ended() and asked == [{"t1"}]  # two silent ports, two games over
+    over["ended"] = {"t2"}
+    assert not lg.all_ended()  # two silent ports, one game over: one still to come
+    over["ended"], over["open"] = {"t2", "t3"}, {"t4"}
+    assert not lg.all_ended()  # a clock of the log mid-game
+    over["open"] = set()
+    lg.links[0].is_ended = False
+    assert not lg.all_ended()  # the clock heard still plays
+    for link in lg.links:
+        link.is_ended = True
+    assert lg.all_ended()
