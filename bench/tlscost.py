@@ -23,6 +23,9 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "host"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+
+from mqttrig import mp_opener  # noqa: E402
 
 DRIVER = """
 import gc, socket, sys
@@ -72,16 +75,7 @@ names()
 tls = %(tls)r
 if tls:
     from hallclock_fw import tlslink
-addr = socket.getaddrinfo("127.0.0.1", %(port)d)[0][-1]
-def raw(now):
-    s = socket.socket()
-    s.setblocking(False)
-    try:
-        s.connect(addr)
-    except OSError as e:
-        if e.args[0] not in (115, 11):
-            raise
-    return s
+%(opener)s
 link = netlink.NetLink(%(hall)r, "t0", "t0", %(pw)r, raw, time.ticks_ms, key=%(key)r,
                        hall_key=%(hall_key)r)
 if tls:
@@ -129,7 +123,7 @@ def clock_rows(folder, creds, hall, port, tls_port, der, runs=3):
     for name, p, use_tls in (("plain", port, False), ("tls", tls_port, True)):
         got = []
         for _ in range(runs):
-            code = CLOCK % {"tls": use_tls, "port": p, "hall": hall, "pw": c["password"],
+            code = CLOCK % {"tls": use_tls, "port": p, "opener": mp_opener(p), "hall": hall, "pw": c["password"],
                             "key": c["key"], "hall_key": c["hall_key"], "ca": der}
             out = subprocess.run([mpunix.binary(), "-X", "heapsize=1048576", "-c", code],
                                  capture_output=True, text=True, timeout=120, env=env)

@@ -424,3 +424,20 @@ def logs_agree(a, b):
         return False
     rows = audit([read_copy(a)[0], read_copy(b)[0]])
     return bool(rows) and all(r["agree"] for r in rows)
+
+
+def mp_opener(port, name="raw"):
+    """MicroPython source for a unix-port clock script: ``addr`` and
+    ``<name>(now)``, a non-blocking socket connecting to 127.0.0.1:``port``
+    (the connect under way, EINPROGRESS or EAGAIN, is no error)."""
+    return f'''addr = socket.getaddrinfo("127.0.0.1", {int(port)})[0][-1]
+def {name}(now):
+    s = socket.socket()
+    s.setblocking(False)
+    try:
+        s.connect(addr)
+    except OSError as e:
+        if e.args[0] not in (115, 11):
+            s.close()
+            raise
+    return s'''

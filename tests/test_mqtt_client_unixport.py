@@ -27,7 +27,7 @@ import time
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from mqttrig import HALL, Hall, wait_for  # noqa: E402
+from mqttrig import HALL, Hall, mp_opener, wait_for  # noqa: E402
 
 from hallclock.net import broker as brokermod  # noqa: E402
 from hallclock.vboard import unixport as mpunix  # noqa: E402
@@ -39,21 +39,14 @@ ALL = "hallclock/%s/all/down" % HALL
 DRIVER = """
 import binascii, select, socket, time
 from hallclock_fw import mqtt
-addr = socket.getaddrinfo("127.0.0.1", %(port)d)[0][-1]
+%(opener)s
 done = []
 def on_message(t, p):
     print("IN", t.decode(), binascii.hexlify(p).decode() if p else "-")
     if p == b"bye":
         done.append(1)
 c = mqtt.Client("t1", %(user)r, %(password)r, 30, %(topics)r, on_message)
-s = socket.socket()
-s.setblocking(False)
-try:
-    s.connect(addr)
-except OSError as e:
-    if e.args[0] not in (115, 11):
-        raise
-c.start(s, time.ticks_ms())
+c.start(raw(0), time.ticks_ms())
 up = False
 end = time.ticks_add(time.ticks_ms(), 60000)
 while not done and time.ticks_diff(end, time.ticks_ms()) > 0:
@@ -86,7 +79,7 @@ class Driver:
         except mpunix.UnixPortMissing as exc:  # make setup installs it; say so, do not skip
             pytest.fail(str(exc))
         env = dict(os.environ, MICROPYPATH=str(mpunix.device_tree()))
-        code = DRIVER % {"port": port, "user": user, "password": password,
+        code = DRIVER % {"opener": mp_opener(port), "user": user, "password": password,
                          "topics": tuple(topics)}
         self.proc = subprocess.Popen([binary, "-X", "heapsize=262144", "-c", code],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,

@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from hallclock.vboard import unixport as mpunix
 from hallclock_fw import mqtt, protocol, seal
 from hallclock import hostframes
+from mqttrig import mp_opener
 
 KEY = "00112233445566778899aabbccddeeff"
 HALL_KEY = "ffeeddccbbaa99887766554433221100"
@@ -38,17 +39,7 @@ EXAMPLES = 300
 DRIVER = """
 import select, socket, sys, time
 from hallclock_fw.netlink import NetLink
-addr = socket.getaddrinfo("127.0.0.1", %(port)d)[0][-1]
-def opener(now):
-    s = socket.socket()
-    s.setblocking(False)
-    try:
-        s.connect(addr)
-    except OSError as e:
-        if e.args[0] not in (115, 11):
-            s.close()
-            raise
-    return s
+%(opener)s
 net = NetLink("h", "t1", "t1", "pw", opener, time.ticks_ms, key=%(key)r, hall_key=%(hall)r,
               sid=%(sid)r)
 buf = bytearray(256)
@@ -186,7 +177,7 @@ def rig():
     broker = Broker()
     env = dict(os.environ)
     env["MICROPYPATH"] = str(mpunix.device_tree())
-    code = DRIVER % {"port": broker.port, "key": KEY, "hall": HALL_KEY, "sid": SID}
+    code = DRIVER % {"opener": mp_opener(broker.port, "opener"), "key": KEY, "hall": HALL_KEY, "sid": SID}
     proc = subprocess.Popen([binary, "-X", "heapsize=262144", "-c", code],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
 

@@ -22,7 +22,7 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from mqttrig import HALL, HALLCLOCK, Hall, clock_records, game, reference  # noqa: E402
+from mqttrig import HALL, HALLCLOCK, Hall, clock_records, game, mp_opener, reference  # noqa: E402
 
 from hallclock.vboard import unixport as mpunix  # noqa: E402
 
@@ -154,16 +154,7 @@ def _mp(code, timeout=60):
 HANDSHAKE = r"""
 import socket, time
 from hallclock_fw import mqtt, tlslink
-addr = socket.getaddrinfo("127.0.0.1", %(port)d)[0][-1]
-def raw(now):
-    s = socket.socket()
-    s.setblocking(False)
-    try:
-        s.connect(addr)
-    except OSError as e:
-        if e.args[0] not in (115, 11):
-            raise
-    return s
+%(opener)s
 class Cfg:
     pass
 cfg = Cfg()
@@ -193,7 +184,7 @@ def test_the_handshake_is_driven_by_the_loops_passes(hall, tmp_path):
     Finished, the CONNACK), each returning, none waiting for the network."""
     ca = tmp_path / "hallclock.ca"
     ca.write_bytes(ssl.PEM_cert_to_DER_cert(open(hall.ca).read()))
-    out = _mp(HANDSHAKE % {"port": hall.tls_port, "ca": str(ca),
+    out = _mp(HANDSHAKE % {"port": hall.tls_port, "opener": mp_opener(hall.tls_port), "ca": str(ca),
                            "pw": hall.creds["t1"]["password"]})
     words = out.split()
     assert words[:2] == ["STATE", "2"], out  # UP: CONNACK taken over TLS
