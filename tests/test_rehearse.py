@@ -307,24 +307,35 @@ def mqtt_day(tmp_path_factory):
 
 
 def test_a_small_day_over_mqtt_agrees_with_its_plan(mqtt_day):
-    """table-1 rebooted mid-move (restored), the broker stopped and started
-    again mid-round (clocks, logger and view reconnect: nothing lost or
-    doubled), the logger killed and restarted, table-3 on the network after
-    START, a second laptop's view checked at the checkpoints."""
+    """table-1 rebooted mid-move (restored) and off the Wi-Fi for a minute
+    (its socket closed, its reconnects refused: it plays on and delivers its
+    events when back), the broker stopped and started again mid-round
+    (clocks, logger and view reconnect: nothing lost or doubled), the logger
+    killed and restarted, table-3 on the network after START, a second
+    laptop's view checked at the checkpoints."""
     out, res = mqtt_day
     assert res.returncode == 0, res.stdout + res.stderr
     lines = res.stdout.splitlines()
     assert sum(ln.startswith("round 1 table-") and ln.endswith(": agreed") for ln in lines) == 3
-    assert lines[-1].startswith("3 tables × 1 round over MQTT: 1 reboot restored, 1 broker "
-                                "restart, 1 logger restart, 1 late clock, 0 records lost, "
-                                "0 doubled, 1 second laptop viewing ("), lines[-1]
+    assert lines[-1].startswith("3 tables × 1 round over MQTT: 1 reboot restored, 1 clock "
+                                "unplugged, 1 broker restart, 1 logger restart, 1 late "
+                                "clock, 0 records lost, 0 doubled, 1 second laptop viewing ("
+                                ), lines[-1]
     assert "0 missed), every view agreed at " in lines[-1]
     rows = int(lines[-1].split("second laptop viewing (")[1].split(" row")[0])
     assert rows >= 8  # its rows compared at the checkpoints
     plan = json.loads((out / "plan.json").read_text(encoding="utf-8"))
     assert plan["transport"] == "mqtt"
-    assert {f["kind"] for f in plan["rounds"][0]["faults"]} == {"reboot", "logger", "broker",
-                                                                "late", "viewer"}
+    faults = plan["rounds"][0]["faults"]
+    assert {f["kind"] for f in faults} == {"reboot", "unplug", "logger", "broker", "late",
+                                           "viewer"}
+    assert [f["clock"] for f in faults if f["kind"] == "unplug"] == ["table-1"]
+    # table-1's link really went away: its socket closed under it (no clean DISCONNECT),
+    # then it was back on the broker
+    said = (out / "broker.log").read_text(encoding="utf-8").splitlines()
+    cut = [i for i, ln in enumerate(said) if "Client table-1 closed its connection" in ln]
+    assert cut, "table-1's connection was never cut"
+    assert any(" as table-1 " in ln for ln in said[cut[0]:])
     # the broker really went down and came back: Mosquitto ran twice on its folder
     assert (out / "broker.log").read_text(encoding="utf-8").count(" running") == 2
     assert (out / "broker" / "credentials.json").exists()  # broker-config's own folder
@@ -398,11 +409,14 @@ def test_a_record_stored_twice_over_mqtt_is_counted_and_fails(mqtt_day, tmp_path
 
 
 def test_a_fault_of_the_other_path_is_refused(tmp_path):
-    res = run_cli("rehearse", "--transport", "mqtt", "--faults", "unplug",
-                  "--out", str(tmp_path / "x"))
-    assert res.returncode == 2 and "'unplug' is a fault of --transport serial" in res.stderr
+    """The broker and the second laptop are the hall network's; a clock
+    unplugged is both paths' (its cable, or its Wi-Fi)."""
     res = run_cli("rehearse", "--faults", "broker", "--out", str(tmp_path / "y"))
     assert res.returncode == 2 and "'broker' is a fault of --transport mqtt" in res.stderr
+    res = run_cli("rehearse", "--faults", "unplug,viewer", "--out", str(tmp_path / "z"))
+    assert res.returncode == 2 and "'viewer' is a fault of --transport mqtt" in res.stderr
+    assert rehearsal.parse_faults("unplug", "mqtt") == ["unplug"]
+    assert "unplug" in rehearsal.parse_faults(None, "mqtt")
 
 
 def test_a_backgammon_day_over_mqtt_shows_the_rebooted_banks_on_the_second_laptop(tmp_path):

@@ -28,7 +28,8 @@ def register(sub):
                    "clock and host program through a Mosquitto the rehearsal starts")
     p.add_argument("--faults", default=None, metavar="LIST|none",
                    help="the faults to play, comma-separated (default: reboot,unplug,logger,late; "
-                   "on mqtt reboot,logger,broker,late,viewer; 'none' for a day without faults)")
+                   "on mqtt reboot,unplug,logger,broker,late,viewer; 'none' for a day without "
+                   "faults)")
     p.add_argument("--plan", metavar="FILE",
                    help="play this plan (a DIR/plan.json of an earlier rehearsal) instead of "
                    "making one")

@@ -25,7 +25,8 @@ Mosquitto on ``hallclock broker-config``'s folder (DIR/broker, free localhost
 ports), the clocks' own network link (the firmware's NetLink and MQTT client),
 ``configure`` and ``round start`` with ``--broker``, and a second laptop's
 ``hallclock view --plain`` whose lines are checked too; its faults are the
-broker stopped and started again mid-round and that second laptop.  Checked:
+broker stopped and started again mid-round and that second laptop, and
+``unplug`` is a clock's Wi-Fi gone for a minute (:class:`WifiPlug`).  Checked:
 
 * the log: every event the clock's code gives for the plan, in order, with
   every field, and nothing else (``records lost`` counts what is missing);
@@ -64,9 +65,10 @@ PLAN_VERSION = 1
 CHECKPOINTS = 8  # view checkpoints a round
 SHOW_VIEW_FAILURES = 5  # a view's failures printed a round (all are counted)
 FAULTS = ("reboot", "unplug", "logger", "late")  # the default (docs/hall.md "Rehearse the day")
-MQTT_FAULTS = ("reboot", "logger", "broker", "late", "viewer")  # the hall network's default
+# the hall network's default
+MQTT_FAULTS = ("reboot", "unplug", "logger", "broker", "late", "viewer")
 KNOWN_FAULTS = ("reboot", "unplug", "logger", "late", "broker", "viewer")
-ONLY = {"unplug": "serial", "broker": "mqtt", "viewer": "mqtt"}  # a fault of one path alone
+ONLY = {"broker": "mqtt", "viewer": "mqtt"}  # a fault of one path alone
 HALL = "rehearsal"  # the hall's name on the broker (--transport mqtt)
 UNPLUG_MS = 60000  # a cable pulled for a minute of the clock's time
 LINGER_S = 15.0  # every clock done: the logger's own --exit-on-end (it lingers <= 10 s)
@@ -171,8 +173,8 @@ def check_faults(faults, transport, what):
     wrong = [f for f in faults if ONLY.get(f, transport) != transport]
     if wrong:
         f = wrong[0]
-        raise BadInput(f"{what}: '{f}' is a fault of --transport {ONLY[f]} (a USB cable, or the "
-                       f"hall network's broker and second laptop); this day is "
+        raise BadInput(f"{what}: '{f}' is a fault of --transport {ONLY[f]} (the hall network's "
+                       f"broker and second laptop); this day is "
                        f"--transport {transport}")
 
 
@@ -312,7 +314,7 @@ def make_plan(tables, rounds, mode, values, speed, faults, seed=1, transport="se
                             if a - t["boot_ms"] > 1000 or k == "end"]
             rnd["faults"].append({"kind": "late", "clock": t["clock"], "at_ms": t["boot_ms"]})
         calm_ms = first_ms  # a reboot only after the cable's minute and its resends
-        if "unplug" in faults:  # table-1's cable out for a minute, in the game
+        if "unplug" in faults:  # table-1's cable (MQTT: its Wi-Fi) out for a minute, in the game
             t = rnd["tables"][0]
             at = max(start_ms + round_ms // 4, first_ms + limit // 2)
             rnd["faults"].append({"kind": "unplug", "clock": t["clock"],
@@ -720,6 +722,7 @@ class Day:
                         self.fail(f"{where} {tables[i]['clock']}", "broker",
                                   f"the late clock could not connect in {CONNECT_S:.0f} s")
                     at_mark = mark()
+                cables[tables[i]["clock"]] = WifiPlug(line)
             else:
                 os.set_blocking(master, False)
                 while read_fd(master)[0]:
@@ -1312,6 +1315,7 @@ class Day:
         if self.transport == "mqtt":  # the hall network's faults and its second laptop
             return (f"{tables} tables × {plural(rounds, 'round')} over MQTT: "
                     f"{plural(f['restored'], 'reboot')} restored, "
+                    f"{plural(f['unplugged'], 'clock')} unplugged, "
                     f"{plural(f['broker_restarts'], 'broker restart')}, "
                     f"{plural(f['logger_restarts'], 'logger restart')}, "
                     f"{plural(f['late'], 'late clock')}, "
@@ -1590,6 +1594,38 @@ class Cable(FdLine):
     def receive(self):
         data = super().receive()
         return b"" if self.pulled else data
+
+
+class WifiPlug:
+    """A clock's Wi-Fi link, which the day can take away (``pulled``): its
+    socket shut at once, its reconnects finding no network until it is back
+    (the clock plays on and keeps its events, as on battery)."""
+
+    def __init__(self, link):
+        self.link = link
+        self.opener = link.opener
+        self._pulled = False
+        link.opener = self.open
+
+    def open(self, now):
+        if self._pulled:
+            return None  # NetLink: no Wi-Fi, retry with its backoff
+        return self.opener(now)
+
+    @property
+    def pulled(self):
+        return self._pulled
+
+    @pulled.setter
+    def pulled(self, value):
+        self._pulled = value
+        sock = self.link.client.sock
+        if value and sock is not None:
+            import socket
+            try:  # (from the day's thread: the clock's own thread sees its link end)
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
 
 class Viewer:
