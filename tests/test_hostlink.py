@@ -524,3 +524,94 @@ def test_a_named_clock_not_heard_since_a_restart_has_ended_if_the_log_says_so(tm
         assert not links["t1"].ended()
     finally:
         w.close()
+
+
+def test_the_same_hole_is_asked_for_again_no_sooner_than_50_ms(tmp_path):
+    """Three round trips of a request, but never under RESEND_ASK_MIN_S
+    (50 ms): a 10 ms line does not get the same request every 30 ms."""
+    host, sent, clock = host_at(tmp_path)
+    host.feed(hello() + boot())
+    t = clock.now
+    host.feed(ev(3))  # 2 lost: asked for
+    clock.now = t + 0.01
+    host.feed(ev(2) + ev(3))  # the request's round trip: 10 ms
+    clock.now = t + 0.02
+    host.feed(ev(5))  # 4 lost: asked for at once
+    for dt, asks in ((0.02 + 0.049, 0), (0.02 + 0.051, 1)):
+        del sent[:]
+        clock.now = t + dt
+        host.feed(ev(6))
+        assert sent.count(hostframes.resend(SID, 4)) == asks, dt
+
+
+def test_the_round_trip_of_a_request_is_smoothed_a_quarter_at_a_time(tmp_path):
+    """A second request's round trip moves the smoothed one a quarter of the
+    way (40 ms, then 80 ms: 50 ms; the same hole again after 150 ms)."""
+    host, sent, clock = host_at(tmp_path)
+    host.feed(hello() + boot())
+    t = clock.now
+    host.feed(ev(3))
+    clock.now = t + 0.04
+    host.feed(ev(2) + ev(3))  # 40 ms
+    clock.now = t + 0.05
+    host.feed(ev(5))
+    clock.now = t + 0.13
+    host.feed(ev(4) + ev(5))  # 80 ms
+    clock.now = t + 0.14
+    host.feed(ev(7))  # 6 lost: asked for at once
+    for dt, asks in ((0.14 + 0.149, 0), (0.14 + 0.151, 1)):
+        del sent[:]
+        clock.now = t + dt
+        host.feed(ev(8))
+        assert sent.count(hostframes.resend(SID, 6)) == asks, dt
+
+
+def test_a_damaged_line_asks_for_the_next_event_at_once(tmp_path):
+    """A damaged line may have been the clock's last event: the host asks
+    for the event it expects at once, not after the clock's resend wait."""
+    host, sent, clock = host_at(tmp_path)
+    host.feed(hello() + boot())
+    del sent[:]
+    host.feed(b"E 0000abcd 2 garbage*00000000\n")
+    assert sent == [hostframes.resend(SID, 2)] and host.bad == 1
+
+
+def test_the_round_trip_is_the_asked_events_own_not_a_later_ones(tmp_path):
+    """The request's round trip ends when the asked event arrives; the next
+    event, coming much later, measures nothing (40 ms, not 300)."""
+    host, sent, clock = host_at(tmp_path)
+    host.feed(hello() + boot())
+    t = clock.now
+    host.feed(ev(3))  # 2 lost: asked for
+    clock.now = t + 0.04
+    host.feed(ev(2))  # the request's round trip: 40 ms
+    clock.now = t + 0.30
+    host.feed(ev(3))
+    clock.now = t + 0.31
+    host.feed(ev(5))  # 4 lost: asked for at once
+    for dt, asks in ((0.31 + 0.119, 0), (0.31 + 0.121, 1)):
+        del sent[:]
+        clock.now = t + dt
+        host.feed(ev(6))
+        assert sent.count(hostframes.resend(SID, 4)) == asks, dt
+
+
+def test_a_request_the_clock_answers_with_a_gap_measures_no_round_trip(tmp_path):
+    """Asked for an event the clock no longer holds, the clock answers with a
+    gap frame: the next event answers no request, so no round trip is taken
+    from it (the same hole is asked again after RESEND_ASK_S)."""
+    host, sent, clock = host_at(tmp_path)
+    host.feed(hello() + boot())
+    t = clock.now
+    host.feed(ev(3))  # 2 lost: asked for
+    clock.now = t + 0.01
+    host.feed(protocol.gap(SID, 5))  # 2 to 4 overwritten on the clock
+    clock.now = t + 0.02
+    host.feed(ev(5))
+    clock.now = t + 0.03
+    host.feed(ev(7))  # 6 lost: asked for at once
+    for dt, asks in ((0.03 + 0.1, 0), (0.03 + RESEND_ASK_S + 0.001, 1)):
+        del sent[:]
+        clock.now = t + dt
+        host.feed(ev(8))
+        assert sent.count(hostframes.resend(SID, 6)) == asks, dt
