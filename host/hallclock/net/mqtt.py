@@ -456,19 +456,15 @@ class BrokerClient:
         if self.batch is None:
             self.client.publish(topic_name, payload, qos=0)
             return
+        c = self.client
         head = self.heads.get(topic_name)
         if head is None:  # the topic's length and bytes, made once a topic
-            t = topic_name.encode()
-            head = self.heads[topic_name] = bytes((len(t) >> 8, len(t) & 255)) + t
+            head = bytearray()
+            c._pack_str16(head, topic_name)
+            self.heads[topic_name] = head = bytes(head)
         out = self.batch
         out.append(0x30)  # PUBLISH, QoS 0, no retain
-        n = len(head) + len(payload)
-        while True:  # the remaining length (MQTT's variable byte integer)
-            if n < 128:
-                out.append(n)
-                break
-            out.append((n & 127) | 128)
-            n >>= 7
+        c._pack_remaining_length(out, len(head) + len(payload))  # paho's own encoding
         out += head
         out += payload
 
