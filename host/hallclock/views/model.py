@@ -443,12 +443,9 @@ class Model:
         if first is None:
             return []
         later = old.snapshot(old.t_ms + 1) or first
-        running = [i for i, (a, b) in enumerate(zip(first, later))
-                   if isinstance(a, int) and b == a - 1]
         stext = settings_mod.format_text(old.mode, old.settings)
         out, seen = [], set()
-        for at in [old.t_ms] + [old.t_ms + first[i] - x for i in running
-                                for x in rec.values() if isinstance(x, int) and 0 <= x < first[i]]:
+        for at in [old.t_ms] + [old.t_ms + k for k in _moments(first, later, rec, (-1,))]:
             values = old.snapshot(at)
             if values is not None and values not in seen:
                 seen.add(values)
@@ -470,23 +467,18 @@ class Model:
         if first is None or later is None:
             return False
         stext = settings_mod.format_text(old.mode, old.settings)
-        for i, (a, b) in enumerate(zip(first, later)):
-            if not isinstance(a, int) or b - a not in (1, -1):
-                continue  # not a hall time
-            for x in rec.values():
-                if not isinstance(x, int) or isinstance(x, bool) or (x - a) * (b - a) < 0:
-                    continue
-                values = old.snapshot(at, at + (x - a) * (b - a))
-                if values is None:
-                    continue
-                app, sink = copy.deepcopy(before)
-                self._apply(app, ("S", old.mode, stext) + tuple(values), now)
-                events = [self._as_record(e, app) for e in sink.events]
-                if len(events) > 1 and same(events[0], resume) and same(events[1], rec):
-                    del sink.events[:]
-                    self.app, self.sink = app, sink
-                    self.queue = events[2:]
-                    return True
+        for k in _moments(first, later, rec, (1, -1)):
+            values = old.snapshot(at, at + k)
+            if values is None:
+                continue
+            app, sink = copy.deepcopy(before)
+            self._apply(app, ("S", old.mode, stext) + tuple(values), now)
+            events = [self._as_record(e, app) for e in sink.events]
+            if len(events) > 1 and same(events[0], resume) and same(events[1], rec):
+                del sink.events[:]
+                self.app, self.sink = app, sink
+                self.queue = events[2:]
+                return True
         return False
 
     def _clone(self):
@@ -605,6 +597,23 @@ class Model:
             return None
         return hostframes.restore(self.mode, settings_mod.format_text(self.mode, self.settings),
                                 *values)
+
+
+def _moments(first, later, rec, steps):
+    """[k]: a snapshot's value that moves by one of ``steps`` (+1 or -1) a
+    ms (``first`` at a moment, ``later`` 1 ms on) reaches a time ``rec``
+    names (an integer field, never negative) ``k`` >= 0 ms on: the
+    moments a guessed restore may have been taken at (Model._guessed_restores,
+    Model._take_again)."""
+    out = []
+    for a, b in zip(first, later):
+        if not isinstance(a, int) or isinstance(a, bool) or b - a not in steps:
+            continue
+        for x in rec.values():
+            if isinstance(x, int) and not isinstance(x, bool) and x >= 0 \
+                    and (x - a) * (b - a) >= 0:
+                out.append((x - a) * (b - a))
+    return out
 
 
 _HINTS = {"gong": (BTN_START, BTN_GONG), "dup_start": (BTN_START,), "pause": (BTN_PAUSE,),
