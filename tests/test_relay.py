@@ -196,13 +196,22 @@ def test_duplicate_hall_relays_start_and_pause(tmp_path, script):
     hall = "500 press START\n3000 press PAUSE\n4000 press PAUSE\n12000 end\n"
     recs, _ = _hall(tmp_path, script, hall, "12500 end\n", "--mode", "duplicate",
                     "--set", "move_s=6", "--set", "announce_s=3")
-    hall_end = events(recs, "dup_end", "hall")[0]["t_ms"]
+    def times(clock):
+        return [events(recs, ev, clock)[0]["t_ms"]
+                for ev in ("dup_start", "pause", "resume", "dup_end")]
+    hall = times("hall")
     for i in range(1, 9):
         clock = "table-%d" % i
         names = [r["event"] for r in recs if r["clock"] == clock and r["event"] != "health"]
         assert names == ["boot", "dup_start", "pause", "resume", "announce", "dup_end", "end"]
-        # a paused table keeps its time: it ends after the hall, never before
-        assert events(recs, "dup_end", clock)[0]["t_ms"] >= hall_end
+        start, pause, resume, end = mine = times(clock)
+        # one shared time origin: no relayed press before the referee's own
+        assert all(m >= h for m, h in zip(mine[:3], hall[:3])), (mine, hall)
+        # a paused table keeps its time (II.5): its 6 s less what ran before the
+        # pause, from the resume on; so it ends after the hall by the relay's lags
+        # (the start's and the resume's less the pause's), to the ms
+        assert end - resume == 6000 - (pause - start)
+        assert end - hall[3] == (start - hall[0]) - (pause - hall[1]) + (resume - hall[2])
 
 
 class _FakePort:
