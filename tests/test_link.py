@@ -642,3 +642,51 @@ def test_an_ack_that_catches_up_with_a_resend_skips_what_it_acknowledged():
     dev.uart.feed(hostframes.ack("00000001", link_mod._BURST + 1))  # caught up to the next
     rest = _events(_sent(dev, 2))
     assert [int(t[2]) for t in rest] == list(range(link_mod._BURST + 2, 6))
+
+
+# -- the resend timer and the ring -------------------------------------------
+def _acked_once(capacity=4):
+    """A link whose event 1 was acked after 40 ms: round trip 41, wait 123."""
+    dev = DeviceLink(FakeUART(), "00000001", "t1", "scrabble", SETTINGS, "v", 1000,
+                     capacity=capacity)
+    dev.emit(0, EV_TURN, 0, 1, 120000, 0)
+    _sent(dev, 1000, passes=2)
+    dev.uart.feed(hostframes.ack("00000001", 1))
+    dev.receive(1040)
+    assert dev.rtt[link_mod._SRTT] == 41 and dev.rto == 123
+    return dev
+
+
+def test_an_event_the_ring_overwrote_while_timed_gives_no_round_trip():
+    """docs/protocol.md "Resend": one event is timed, from its first sending
+    to the ack covering it.  When the ring overwrites that event (a host
+    slower than the events), the next ack covers it only because the clock
+    gave it up: it gives no round trip, and the wait stays three true round
+    trips (it was timed from the lost event's sending: 141 ms, wait 198)."""
+    dev = _acked_once(capacity=4)
+    dev.emit(100, EV_TURN, 1, 2, 120000, 0)
+    assert [int(t[2]) for t in _events(_sent(dev, 1100, passes=2))] == [2]  # 2 timed
+    for i in range(4):  # 3..6 at 1200: 5 overwrites 1, 6 overwrites 2 before its ack
+        dev.emit(200, EV_TURN, i & 1, i + 3, 120000, 0)
+    assert dev.first == 3 and dev.lost == 1
+    assert [int(t[2]) for t in _events(_sent(dev, 1200, passes=3))] == [3, 4, 5, 6]
+    dev.uart.feed(hostframes.ack("00000001", 6))
+    dev.receive(1240)  # 40 ms after 3..6 went out
+    assert dev.rtt[link_mod._SRTT] == 41 and dev.rto == 123
+    assert dev.next_deadline(1240) is None  # all acked
+
+
+def test_an_overwrite_of_an_acked_event_keeps_the_timed_ones_round_trip():
+    """The ring overwrites an event the host already stored: the event being
+    timed is still held, and its ack is its round trip (61 ms, smoothed a
+    quarter of the way: 46, wait 138)."""
+    dev = _acked_once(capacity=4)
+    for i in range(3):  # 2..4 at 1100: 2 timed
+        dev.emit(100, EV_TURN, i & 1, i + 2, 120000, 0)
+    assert [int(t[2]) for t in _events(_sent(dev, 1100, passes=2))] == [2, 3, 4]
+    dev.emit(110, EV_TURN, 1, 5, 120000, 0)  # 5 overwrites 1 (acked)
+    assert dev.first == 2 and dev.lost == 0
+    assert [int(t[2]) for t in _events(_sent(dev, 1110, passes=1))] == [5]
+    dev.uart.feed(hostframes.ack("00000001", 5))
+    dev.receive(1160)
+    assert dev.rtt[link_mod._SRTT] == 41 + (61 - 41) // 4 == 46 and dev.rto == 138

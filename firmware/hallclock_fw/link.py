@@ -103,6 +103,8 @@ class DeviceLink:
         if self.seq - self.first >= self.cap:  # ring full: the oldest is overwritten
             if self.acked < self.first:
                 self.lost += 1  # ... before the host stored it
+            if self.rtt[_TIMED] == self.first:  # its ack would be a later event's: no round trip
+                self.rtt[_TIMED] = 0
             self.first += 1
             if self.acked < self.first - 1:
                 self.acked = self.first - 1
