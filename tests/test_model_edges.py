@@ -485,3 +485,45 @@ def test_a_pause_after_the_play_out_is_over_is_replayed():
     m = Model.from_records(records)
     assert not m.mismatches
     assert m.face().move == 38 and m.face().player == "B"
+
+
+# -- a viewer's guess of the restore (no power_loss record) ----------------------------
+STEXT = "move_s=120;warn_s=30,20,10;round_min=40;round_warn_min=10"  # the defaults
+
+
+def rebooted(old, hall_ms, at_ms=5000, values=None):
+    """The records of the session after ``old``'s power loss: a fresh clock
+    (the defaults) that took the restore of ``old``'s game as last heard,
+    its round measured at ``hall_ms`` (as ``log --restore`` sends it), at ``at_ms``."""
+    values = old.snapshot(old.t_ms, hall_ms) if values is None else values
+    sink = model_mod._Sink()
+    app = model_mod._ModelApp(sink, "scrabble", parse("scrabble", []), 0)
+    app.host_frame(["S", "scrabble", STEXT] + [str(v) for v in values], at_ms)
+    shape = Model("scrabble", parse("scrabble", []))
+    return [boot(session="00000002")] + [rec(session="00000002", **shape._as_record(e, app))
+                                         for e in sink.events[1:]]
+
+
+def viewer(records):
+    """A second laptop's model of clock t1: every record but the logger's power_loss."""
+    clocks = Clocks()
+    for r in records:
+        if r["event"] != "power_loss":
+            clocks.feed(r, None)
+    return clocks.get("t1").model
+
+
+def test_a_viewer_takes_a_paused_games_round_from_the_record_after_the_pause():
+    """docs/hall.md (a viewer's model): ČAS 4.1, 6.1: the round runs on
+    through the outage, and the clock's ``round`` record names it.  A game
+    rebooted while paused comes back as ``resume``, ``pause``, ``round``:
+    the round is still taken from the clock's record (it was reported as
+    two mismatches, the view's round 25 s behind the clock's)."""
+    old_recs = game(rec(3000, "pause", player="A", move=1))
+    old = Model.from_records(old_recs)
+    new = rebooted(old, old.t_ms + 25000)
+    assert [(r["event"], r.get("elapsed_ms")) for r in new[1:]] == \
+        [("resume", None), ("pause", None), ("round", 28000)]
+    m = viewer(old_recs + new)
+    assert m.mismatches == [] and m.inputs == [(5000, "restore")]
+    assert m.face(5000).paused and m.face(5000).facts["round_left_ms"] == 40 * 60000 - 28000

@@ -17,8 +17,8 @@ made it by asking the core itself: a record is explained by
    ``round``), the restore the host sent after a power loss (``S``: its
    values are in the old session's ``power_loss`` record; a viewer, which
    never reads that record, tries the old game's snapshots, and takes the
-   one it kept again measured at the hall time the next record names when
-   that record is not what the guess gave), else
+   one it kept again measured at the hall time a record of the restore's
+   events names when that record is not what the guess gave), else
 4. one input at ``t_ms`` -- a button, a long press, or the same sent as a
    remote command (the clock cannot tell them apart), else
 5. a silent input and then one of (4) (backgammon: a long PAUSE asks for a
@@ -344,9 +344,12 @@ class Model:
 
     def _event(self, rec, t):
         retake, self._retake = self._retake, None
-        if retake is not None and self.queue and not same(self.queue[0], rec) \
-                and self._take_again(retake, rec):
-            return
+        if retake is not None and self.queue:
+            if same(self.queue[0], rec):  # what the guess gave (a paused game's pause)
+                retake[3].append(rec)  # the restore's next event may still name its hall time
+                self._retake = retake
+            elif self._take_again(retake, rec):
+                return
         # 1. what the clock already said
         while self.queue:
             head = self.queue.pop(0)
@@ -381,9 +384,9 @@ class Model:
             trial, _app = self._try(now, rec, (cmd,))
             if trial is not None:
                 if cmd[0] == "S":
-                    if cmd in self._guessed:  # the next record may name its hall time
+                    if cmd in self._guessed:  # a record after may name its hall time
                         self._retake = (self.restore_guess, self._guessed[cmd],
-                                        (self.app, self.sink), rec, now)
+                                        (self.app, self.sink), [rec], now)
                     self.restore_values = self.restore_guess = None  # taken once
                     self._guessed = {}
                 return trial
@@ -455,13 +458,14 @@ class Model:
         return out
 
     def _take_again(self, retake, rec):
-        """The record after a guessed restore's ``resume`` is not what the
-        guess gave: the restore's hall part (what runs on through the outage,
-        the logger adds the outage's wall time) may be named by ``rec`` -- the
-        same snapshot at the same moment, measured at the hall time ``rec``
-        names, taken from the clock as it stood before the restore; kept only
-        if it gives the ``resume`` and ``rec`` exactly."""
-        old, at, before, resume, now = retake
+        """A record of a guessed restore's events (``resume``, a paused
+        game's ``pause``, ``round``) is not what the guess gave: the restore's
+        hall part (what runs on through the outage, the logger adds the
+        outage's wall time) may be named by ``rec`` -- the same snapshot at
+        the same moment, measured at the hall time ``rec`` names, taken from
+        the clock as it stood before the restore; kept only if it gives the
+        records before (``seen``: the ``resume`` first) and ``rec`` exactly."""
+        old, at, before, seen, now = retake
         first = old.snapshot(at, at)
         later = old.snapshot(at, at + 1)
         if first is None or later is None:
@@ -474,10 +478,11 @@ class Model:
             app, sink = copy.deepcopy(before)
             self._apply(app, ("S", old.mode, stext) + tuple(values), now)
             events = [self._as_record(e, app) for e in sink.events]
-            if len(events) > 1 and same(events[0], resume) and same(events[1], rec):
+            n = len(seen)
+            if len(events) > n and all(map(same, events, seen)) and same(events[n], rec):
                 del sink.events[:]
                 self.app, self.sink = app, sink
-                self.queue = events[2:]
+                self.queue = events[n + 1:]
                 return True
         return False
 
