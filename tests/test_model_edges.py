@@ -487,6 +487,216 @@ def test_a_pause_after_the_play_out_is_over_is_replayed():
     assert m.face().move == 38 and m.face().player == "B"
 
 
+# -- a clock that rebooted (docs/hall.md "When a clock reboots") ----------------------
+def _lost_power(c, t_ms, host_s, restore=None):
+    """The logger's ``power_loss`` of ``c``'s session 00000001 (the next: 00000002)."""
+    fields = {"last_seq": 3, "next_session": "00000002"}
+    if restore is not None:
+        fields["restore"] = restore
+    return c.feed(rec(t_ms, "power_loss", host_s, **fields), None)
+
+
+def test_a_reboot_is_said_lost_at_the_last_record_and_back_at_the_new_boot():
+    """docs/hall.md "When a clock reboots": 'lost power at' is the time of the
+    last record the laptop had from the old session, 'back at' the new
+    session's boot; 'restoring the game' while the clock has not taken the
+    restore sent, 'game restored' once its ``resume`` came."""
+    from hallclock.views.words import reboot_words
+    c = ClockModel("t1")
+    assert c.reboot_text() is None  # never rebooted: nothing to say
+    c.feed(boot(host_s=0.0), None)
+    c.feed(rec(10000, "health", 10.0), None)
+    c.feed(rec(20000, "health", 23.0), None)  # the last record came 3 s late
+    _lost_power(c, 20000, 40.0, {"mode": "scrabble", "values": [1, 0, 116000]})
+    r = c.reboots[-1]
+    # the last record's device time, anchored by the fastest record (at 14:30:20)
+    assert r["lost_at"] == E0 + 20.0 and r["lost_host"] == E0 + 23.0
+    assert r["session"] == "00000002" and r["restore_sent"] and not r["restored"]
+    assert not r["accelerated"] and r["back_at"] is None
+    assert c.reboot_text() == reboot_words("t1", E0 + 20.0, None, False, True) \
+        == "t1 lost power at %s, not back yet" % words_time(E0 + 20.0)
+    c.feed(boot(host_s=41.0, session="00000002"), None)
+    assert c.reboot_text() == "t1 lost power at %s, back at %s, restoring the game" % (
+        words_time(E0 + 20.0), words_time(E0 + 41.0))
+    assert r["back_at"] == E0 + 41.0  # kept for every view that reads the reboot
+    c.feed(rec(0, "resume", 41.1, session="00000002", player="A", move=1, limit_ms=116000),
+           None)
+    assert r["restored"] and c.reboot_text().endswith(", game restored")
+    # an earlier reboot (another session's) keeps the back time it was given
+    old = dict(r, session="00000000", back_at=None, restored=False, restore_sent=False)
+    assert c.reboot_text(old) == "t1 lost power at %s, not back yet" % words_time(E0 + 20.0)
+
+
+def words_time(epoch):
+    from hallclock.views.words import clock_time
+    return clock_time(epoch)
+
+
+def test_a_reboot_no_restore_was_sent_for_says_the_players_carry_on():
+    """docs/hall.md: '... not restored: players carry on from move 1'; a
+    session's ``resume`` before its reboot restores nothing of it."""
+    c = ClockModel("t1")
+    c.feed(boot(host_s=0.0), None)
+    c.feed(rec(0, "resume", 0.1, player="A", move=1, limit_ms=116000), None)  # no reboot yet
+    c.feed(rec(5000, "health", 5.0), None)
+    _lost_power(c, 5000, 6.0)
+    r = c.reboots[-1]
+    assert not r["restore_sent"] and not r["restored"]
+    c.feed(boot(host_s=8.0, session="00000002"), None)
+    c.feed(rec(0, "resume", 8.1, session="00000001", player="A", move=1, limit_ms=1),
+           None)  # a straggler of the old session restores nothing
+    assert c.reboot_text() == "t1 lost power at %s, back at %s, not restored: players " \
+        "carry on from move 1" % (words_time(E0 + 5.0), words_time(E0 + 8.0))
+
+
+def test_two_reboots_in_a_row_the_newest_is_said():
+    """docs/hall.md "When a clock reboots" (two reboots in a row): every view
+    says the clock's last power loss, 'back at' its own new session's boot."""
+    c = ClockModel("t1")
+    c.feed(boot(host_s=0.0), None)
+    c.feed(rec(5000, "health", 5.0), None)
+    _lost_power(c, 5000, 6.0)
+    c.feed(boot(host_s=8.0, session="00000002"), None)
+    c.feed(rec(4000, "health", 12.0, session="00000002"), None)
+    c.feed(rec(4000, "power_loss", 13.0, session="00000002", last_seq=2,
+               next_session="00000003"), None)
+    c.feed(boot(host_s=20.0, session="00000003"), None)
+    assert [r["session"] for r in c.reboots] == ["00000002", "00000003"]
+    assert c.reboot_text() == "t1 lost power at %s, back at %s, not restored: players " \
+        "carry on from move 1" % (words_time(E0 + 12.0), words_time(E0 + 20.0))
+
+
+def test_a_reboot_before_anything_was_heard_has_no_times():
+    """A power loss of a session the host heard no time of (no host_time):
+    no 'lost at', and no anchoring of the next session after it."""
+    c = ClockModel("t1")
+    c.feed(boot(), None)
+    _lost_power(c, 3000, None)
+    assert c.reboots[-1]["lost_at"] is None and c.reboots[-1]["lost_host"] is None
+    c.feed(boot(session="00000002"), None)
+    assert c.after is None
+    assert c.reboot_text() == "t1 lost power, not back yet"  # no host time: no 'back at'
+    c.feed(rec(1000, "health", 5.0, session="00000002"), None)
+    assert c.time_of_day(1000) == E0 + 5.0
+
+
+def test_a_backlog_after_a_reboot_never_puts_the_new_session_before_the_old():
+    """docs/hall.md "When a clock reboots": a session after a power loss never
+    begins before the old session's last record, even when a backlog of it
+    that arrived at once would anchor it earlier; its later moves run from
+    where the backlog puts them when that is later."""
+    c = ClockModel("t1")
+    c.feed(boot(host_s=0.0), None)
+    c.feed(rec(20000, "health", 20.0), None)
+    _lost_power(c, 20000, 21.0)
+    c.feed(boot(host_s=26.0, session="00000002"), None)
+    c.feed(rec(15000, "health", 26.0, session="00000002"), None)  # both at once: a backlog
+    assert c.epoch_offset == E0 + 11.0  # (the fastest record: 26 s - 15 s)
+    assert c.after == (E0 + 20.0, E0 + 20.0, False)
+    assert c.time_of_day(0) == E0 + 20.0  # not 14:30:11, before the old last record
+    assert c.time_of_day(15000) == E0 + 35.0
+    c.feed(rec(60000, "health", 60.5, session="00000002"), None)
+    assert c.time_of_day(60000) == E0 + 80.0  # 20 s + 60 s: still after the old one
+    # a boot with no power loss before it (a plain restart) anchors nothing after
+    c.feed(boot(host_s=100.0, session="00000003"), None)
+    assert c.after is None and c.time_of_day(0) == E0 + 100.0
+
+
+def _fast_session(c, session="00000001", host0=0.0):
+    """Records of an accelerated session (100 x the host's time)."""
+    for k, t in enumerate((0, 50000, 100000, 200000)):
+        c.feed(rec(t, "health" if t else "boot", host0 + t / 100000.0, session,
+                   **({} if t else {"mode": "scrabble", "settings": {}})), None)
+    return c
+
+
+def test_after_an_accelerated_sessions_reboot_the_outage_is_the_hosts():
+    """docs/hall.md "Simulated time": a simulation's times of day are
+    simulated; after its power loss the new session begins at the old one's
+    last (simulated) time of day plus the outage the host measured between
+    the old session's last record and the new one's first."""
+    c = _fast_session(ClockModel("t1"))
+    assert c.accelerated and c.time_of_day(200000) == E0 + 200.0
+    _lost_power(c, 200000, 2.5)
+    r = c.reboots[-1]
+    assert r["accelerated"] and r["lost_at"] == E0 + 200.0 and r["lost_host"] == E0 + 2.0
+    c.feed(boot(host_s=5.0, session="00000002"), None)  # dark 3 s by the host's clock
+    assert c.after == (E0 + 200.0, E0 + 2.0, True)
+    assert c.time_of_day(0) == E0 + 203.0
+    assert c.time_of_day(7000) == E0 + 210.0
+    assert c.heard_at() == E0 + 203.0  # its newest record: the boot
+
+
+def test_an_accelerated_sessions_reboot_counts_no_outage_below_zero():
+    """The host's clock set back 1.5 s during the outage (NTP): the new
+    session's boot came 'before' the old session's last record; the outage
+    counts as none, never as time taken off the simulated time of day."""
+    c = _fast_session(ClockModel("t1"))
+    _lost_power(c, 200000, 2.5)
+    c.feed(boot(host_s=0.5, session="00000002"), None)
+    assert c.time_of_day(0) == E0 + 200.0 and c.time_of_day(5000) == E0 + 205.0
+
+
+def test_an_accelerated_sessions_outage_runs_to_its_first_record_heard():
+    """The new session's boot came with no host time: the outage the host
+    measured runs to the first record it heard, less the clock's own time
+    up to that record (5 s - 1 s of the clock's time - the old 2 s)."""
+    c = _fast_session(ClockModel("t1"))
+    _lost_power(c, 200000, 2.5)
+    c.feed(boot(session="00000002"), None)
+    c.feed(rec(1000, "health", 5.0, session="00000002"), None)
+    assert c.first_heard == (E0 + 5.0, 1000)
+    assert c.time_of_day(1000) == pytest.approx(E0 + 200.0 + 2.0 + 1.0, abs=1e-6)
+
+
+def test_the_reports_replay_anchors_a_session_after_the_one_that_lost_power():
+    """The report replays each session alone (figures._replay): ``follow``
+    anchors the session after the old one's last record, as the live view's
+    chaining does; a session the host heard nothing of leaves it unanchored."""
+    prev = ClockModel("t1")
+    prev.feed(boot(host_s=0.0), None)
+    prev.feed(rec(20000, "health", 21.0), None)
+    c = ClockModel("t1")
+    c.follow(ClockModel("t1"))  # nothing heard
+    assert c.after is None
+    c.follow(prev)
+    assert c.after == (E0 + 20.0, E0 + 21.0, False)
+    c.feed(boot(host_s=14.0, session="00000002"), None)  # its first boot keeps the anchor
+    assert c.after == (E0 + 20.0, E0 + 21.0, False) and c.time_of_day(0) == E0 + 20.0
+    fast = _fast_session(ClockModel("t1"))
+    c = ClockModel("t1")
+    c.follow(fast)
+    assert c.after == (E0 + 200.0, E0 + 2.0, True)
+
+
+def test_the_time_a_gong_is_due_stays_put_as_the_host_time_passes():
+    """docs/hall.md "Simulated time": a gong due is the device time now plus
+    the time left, anchored as every other time of day, so it stays put as
+    the host's seconds pass; the newest record's time of day is 'last heard'."""
+    c = ClockModel("t1")
+    assert c.due_at(5000, 100.0) is None and c.heard_at() is None
+    c.feed(boot(host_s=0.0), 100.0)
+    c.feed(rec(10000, "health", 10.0), 110.0)
+    assert c.heard_at() == E0 + 10.0
+    assert c.due_at(60000, 110.0) == c.due_at(55000, 115.0) == E0 + 70.0
+    assert c.due_at(59999.9, 110.0) == pytest.approx(E0 + 69.999, abs=1e-6)  # whole ms
+
+
+def test_a_simulation_is_named_by_its_typical_pace():
+    """docs/hall.md "Simulated time": each screen says 'simulation at 20×:
+    times of day simulated' when the clocks ran above 1.5× the host's pace
+    (the median of the accelerated sessions'), nothing at real speed."""
+    assert model_mod.simulation_text(20.4) == "simulation at 20×: times of day simulated"
+    assert model_mod.simulation_text(ACCELERATED_PACE) == ""
+    assert model_mod.simulation_text(None) == "" and model_mod.simulation_text(0) == ""
+    assert model_mod.typical_pace([None, 1.0, 1.5, 30.0, 10.0, 20.0]) == 20.0
+    assert model_mod.typical_pace([10.0, 20.0]) == 20.0
+    assert model_mod.typical_pace([1.5, 1.0, None]) is None
+    fast, real = _fast_session(ClockModel("t1")), clock_heard((0.0, 0), (1.0, 1000), (2.0, 2000))
+    assert model_mod.simulation_note([fast, real]) == "simulation at 100×: times of day simulated"
+    assert model_mod.simulation_note([real]) == ""
+
+
 # -- a viewer's guess of the restore (no power_loss record) ----------------------------
 STEXT = "move_s=120;warn_s=30,20,10;round_min=40;round_warn_min=10"  # the defaults
 
