@@ -737,3 +737,31 @@ def test_a_viewer_takes_a_paused_games_round_from_the_record_after_the_pause():
     m = viewer(old_recs + new)
     assert m.mismatches == [] and m.inputs == [(5000, "restore")]
     assert m.face(5000).paused and m.face(5000).facts["round_left_ms"] == 40 * 60000 - 28000
+
+
+def test_a_viewer_guesses_a_restore_the_logger_took_later_into_overtime():
+    """The logger heard the clock 8 s after the viewer's last record, 3 s
+    into the move's overtime (5.1.4): the ``resume`` names the time left as
+    -0:03, and the viewer's guess is the old game at that moment (it was
+    left unexplained, the view a fresh clock's 2:00)."""
+    old_recs = game(rec(117000, "health"))  # 5 s left when the viewer last heard it
+    old = Model.from_records(old_recs)
+    new = rebooted(old, 0, values=old.snapshot(125000, 145000))
+    assert new[1]["event"] == "resume" and new[1]["limit_ms"] == -3000
+    m = viewer(old_recs + new)
+    assert m.mismatches == [] and m.inputs == [(5000, "restore")]
+    f = m.face(6000)
+    assert f.overtime and f.player == "A" and f.facts["round_left_ms"] == 40 * 60000 - 146000
+
+
+def test_a_viewer_guesses_a_restore_taken_as_the_limit_ran_out():
+    """The logger's moment was the very ms A's limit ran out: ``resume``
+    names 0 left, which the old game reaches 5 s after the viewer's last record."""
+    old_recs = game(rec(117000, "health"))
+    old = Model.from_records(old_recs)
+    new = rebooted(old, 0, values=old.snapshot(122000, 142000))
+    assert new[1]["limit_ms"] == 0
+    m = viewer(old_recs + new)
+    assert m.mismatches == [] and m.face(5000).overtime and m.face(5000).facts[
+        "round_left_ms"] == 40 * 60000 - 142000
+

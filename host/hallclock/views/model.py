@@ -607,16 +607,15 @@ class Model:
 def _moments(first, later, rec, steps):
     """[k]: a snapshot's value that moves by one of ``steps`` (+1 or -1) a
     ms (``first`` at a moment, ``later`` 1 ms on) reaches a time ``rec``
-    names (an integer field, never negative) ``k`` >= 0 ms on: the
-    moments a guessed restore may have been taken at (Model._guessed_restores,
-    Model._take_again)."""
+    names (an integer field; a move's time left is negative in overtime)
+    ``k`` >= 0 ms on: the moments a guessed restore may have been taken at
+    (Model._guessed_restores, Model._take_again)."""
     out = []
     for a, b in zip(first, later):
         if not isinstance(a, int) or isinstance(a, bool) or b - a not in steps:
             continue
         for x in rec.values():
-            if isinstance(x, int) and not isinstance(x, bool) and x >= 0 \
-                    and (x - a) * (b - a) >= 0:
+            if isinstance(x, int) and not isinstance(x, bool) and (x - a) * (b - a) >= 0:
                 out.append((x - a) * (b - a))
     return out
 
