@@ -765,3 +765,14 @@ def test_a_viewer_guesses_a_restore_taken_as_the_limit_ran_out():
     assert m.mismatches == [] and m.face(5000).overtime and m.face(5000).facts[
         "round_left_ms"] == 40 * 60000 - 142000
 
+
+def test_a_round_record_before_the_last_heard_round_is_not_guessed():
+    """ČAS 4.1, 6.1: the round ran on through the outage, so the restore's
+    round is never less than the old game's as last heard: a ``round``
+    record 1 ms below it is reported, not taken as the restore's hall time."""
+    old_recs = game(rec(9000, "health"))
+    old = Model.from_records(old_recs)
+    assert viewer(old_recs + rebooted(old, 9000)).mismatches == []
+    early = rebooted(old, 8999, values=old.snapshot(9000, 8999))
+    assert early[2]["elapsed_ms"] == 8999
+    assert [x.kind for x in viewer(old_recs + early).mismatches] == ["not_logged", "unexplained"]
