@@ -477,3 +477,39 @@ def test_the_limit_line_steps_where_the_limit_changed():
     (line,) = [line for line in ax.lines if line.get_label() == "limit"]
     assert list(line.get_xdata()) == [0.5, 1.5, 2.5]
     assert list(line.get_ydata()) == [120.0, 120.0, 90.0] and line.get_drawstyle() == "steps-pre"
+
+
+def test_the_players_names_are_in_the_titles_the_claims_and_the_csv(logs, tmp_path):
+    """--pairings (contract 1.3, issue 33 item 2): a game with names says who
+    plays in its title ('table-2 · Jana Nováková vs Petr Dvořák'), in the
+    claims' players column and in the CSV's name column (A's name on A's rows,
+    B's on B's); a game of a table the file does not name keeps its plain
+    title and has empty names; a long name is shortened one way
+    (pairings.short)."""
+    from hallclock.views import pairings
+    games = report.load_games(logs["scrabble"])
+    hall, table1, table2 = games
+    table2.names = ("Jana Nováková", "Petr Dvořák")
+    text = printed(report.print_report, games, report.NARROW)
+    assert "table-2 · Jana Nováková vs Petr Dvořák · scrabble · session 00000001" in text
+    assert "table-1 · scrabble · session 00000001" in text
+    claims = printed(report.print_claims, games, 140)  # wide enough for the whole table
+    assert claims.splitlines()[3].split()[:3] == ["clock", "players", "move"]
+    (row2,) = [line for line in claims.splitlines() if line.startswith("  table-2")]
+    assert row2.split()[1:6] == ["Jana", "Nováková", "vs", "Petr", "Dvořák"]
+    (row1,) = [line for line in claims.splitlines() if line.startswith("  table-1")]
+    assert row1.split()[1:3] == ["2", "B"]  # no names: the players cell is empty
+    rows = list(__import__("csv").DictReader(io.StringIO(csv_text(games, tmp_path))))
+    assert {(r["clock"], r["player"], r["name"]) for r in rows} == {
+        ("table-1", "A", ""), ("table-1", "B", ""), ("table-2", "A", "Jana Nováková"),
+        ("table-2", "B", "Petr Dvořák")}
+    # the round's overtimes name the player who ran over (roundreport)
+    assert report.player_named(table2, "A") == "A Jana Nováková"
+    assert report.player_named(table2, "B") == "B Petr Dvořák"
+    assert report.player_named(table2, "?") == "?"
+    assert report.player_named(table1, "B") == "B"
+    long = "Jana Marie Nováková-Dvořáková"
+    table1.names = (long, "Eva Malá")
+    assert report.players(table1) == pairings.short(long) + " vs Eva Malá"
+    assert report.player_named(table1, "A") == "A " + pairings.short(long)
+    assert report.players(SimpleNamespace()) == ""  # a plot's game without names
