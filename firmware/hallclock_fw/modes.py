@@ -8,7 +8,8 @@ The interface every core has (``core.scrabble.ScrabbleClock`` is the model):
 - ``Core(settings, emit)``; ``emit(code, now, v0, v1, v2, v3)`` gets events.
 - ``button(code, now)``, ``tick(now)``, ``next_deadline(now)``: inputs and time.
 - ``left_ms(now)``, ``refresh(panel, now)``, ``running()``, ``paused()``,
-  ``overtime()``: what the displays show.
+  ``overtime()``: what the displays show; ``player``: whose press ends the
+  running time (``events.NULL``: no player's, the duplicate countdown).
 - ``fresh()``: no move has started and nothing was restored (a new game).
 - ``over()``: the game is over (new settings may be taken).
 - ``snapshot(now, hall_now=None) -> tuple of ints``: everything needed to

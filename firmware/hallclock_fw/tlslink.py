@@ -41,6 +41,7 @@ except ImportError:  # CPython (the host's tests): its own ssl
 from micropython import const
 
 from .core.timing import earliest, ticks_diff
+from .events import NULL
 
 _EAGAIN = const(11)
 _QUIET_MS = const(2000)  # a board's handshake pass (about 1 s, docs/network.md) fits twice
@@ -73,9 +74,9 @@ def _calm(start):
                    buttons.next_deadline(now))
     if due is not None and ticks_diff(due, now) < _QUIET_MS:
         return False
-    # a player's time runs: the next press may come any moment but just after one (the
-    # duplicate countdown is the hall's: no player presses, its deadlines are all it has)
-    return not (start and core.running() and app.mode != "duplicate") or \
+    # a player's time runs: the next press may come any moment but just after one (a
+    # countdown no player's press ends, the duplicate's, has only its deadlines)
+    return not (start and core.running() and core.player != NULL) or \
         ticks_diff(now, buttons.when) < _PRESSED_MS
 
 
