@@ -564,6 +564,15 @@ def test_two_reboots_in_a_row_the_newest_is_said():
     assert [r["session"] for r in c.reboots] == ["00000002", "00000003"]
     assert c.reboot_text() == "t1 lost power at %s, back at %s, not restored: players " \
         "carry on from move 1" % (words_time(E0 + 12.0), words_time(E0 + 20.0))
+    # anchored after the newest power loss: a backlog of the newest session
+    # (both at once) never puts it before the second session's last record
+    c.feed(rec(10000, "health", 21.0, session="00000003"), None)
+    assert c.epoch_offset == E0 + 11.0 and c.time_of_day(0) == E0 + 12.0
+    # the newest session's resume restores the newest reboot, not the first
+    c.feed(rec(0, "resume", 20.1, session="00000003", player="A", move=1, limit_ms=1000),
+           None)
+    assert [r["restored"] for r in c.reboots] == [False, True]
+    assert c.reboot_text().endswith(", game restored")
 
 
 def test_a_reboot_before_anything_was_heard_has_no_times():
