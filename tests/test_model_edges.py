@@ -785,3 +785,17 @@ def test_a_round_record_before_the_last_heard_round_is_not_guessed():
     early = rebooted(old, 8999, values=old.snapshot(9000, 8999))
     assert early[2]["elapsed_ms"] == 8999
     assert [x.kind for x in viewer(old_recs + early).mismatches] == ["not_logged", "unexplained"]
+
+
+def test_a_viewer_replays_a_round_that_ran_out_during_the_outage():
+    """ČAS 4.1, 6.1, 16.3: the round ran on through the outage past its end:
+    the restored clock comes back in the play-out (``resume``, ``round``,
+    ``playout``); the viewer takes the round's time from the ``round`` record
+    and still has the play-out the clock gave after it."""
+    old_recs = game(rec(9000, "health"))
+    old = Model.from_records(old_recs)
+    new = rebooted(old, 40 * 60000 + 5000)
+    assert [r["event"] for r in new[1:]] == ["resume", "round", "playout"]
+    m = viewer(old_recs + new)
+    assert m.mismatches == [] and m.inputs == [(5000, "restore")]
+    assert m.face(5000).facts["playout"] == "finish_round"
