@@ -16,7 +16,7 @@ from datetime import datetime
 
 from ..errors import BadInput, shown
 from .figures import (Break, Game, Move, claims, games_from_records, load_games,  # noqa: F401
-                      load_log, pause_ms, players, skipped_text, totals, used_ms)
+                      load_log, pause_ms, skipped_text, totals, used_ms)
 from .model import typical_pace
 from .modes import view_for
 from .terminal import print_table, print_wrapped, styled  # noqa: F401 (print_table: roundreport)
