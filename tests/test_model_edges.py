@@ -14,6 +14,7 @@ from hallclock.views import model as model_mod
 from hallclock.views.model import (ACCELERATED_PACE, Clocks, ClockModel, Model, describe,
                                    epoch_of, input_name, record_text, restore_for, same,
                                    settings_from_json)
+from hallclock.views.words import clock_time
 from hallclock_fw.events import BTN_GONG, BTN_PAUSE, BTN_START, LONG
 from hallclock_fw.settings import parse
 
@@ -514,22 +515,17 @@ def test_a_reboot_is_said_lost_at_the_last_record_and_back_at_the_new_boot():
     assert r["session"] == "00000002" and r["restore_sent"] and not r["restored"]
     assert not r["accelerated"] and r["back_at"] is None
     assert c.reboot_text() == reboot_words("t1", E0 + 20.0, None, False, True) \
-        == "t1 lost power at %s, not back yet" % words_time(E0 + 20.0)
+        == "t1 lost power at %s, not back yet" % clock_time(E0 + 20.0)
     c.feed(boot(host_s=41.0, session="00000002"), None)
     assert c.reboot_text() == "t1 lost power at %s, back at %s, restoring the game" % (
-        words_time(E0 + 20.0), words_time(E0 + 41.0))
+        clock_time(E0 + 20.0), clock_time(E0 + 41.0))
     assert r["back_at"] == E0 + 41.0  # kept for every view that reads the reboot
     c.feed(rec(0, "resume", 41.1, session="00000002", player="A", move=1, limit_ms=116000),
            None)
     assert r["restored"] and c.reboot_text().endswith(", game restored")
     # an earlier reboot (another session's) keeps the back time it was given
     old = dict(r, session="00000000", back_at=None, restored=False, restore_sent=False)
-    assert c.reboot_text(old) == "t1 lost power at %s, not back yet" % words_time(E0 + 20.0)
-
-
-def words_time(epoch):
-    from hallclock.views.words import clock_time
-    return clock_time(epoch)
+    assert c.reboot_text(old) == "t1 lost power at %s, not back yet" % clock_time(E0 + 20.0)
 
 
 def test_a_reboot_no_restore_was_sent_for_says_the_players_carry_on():
@@ -546,7 +542,7 @@ def test_a_reboot_no_restore_was_sent_for_says_the_players_carry_on():
     c.feed(rec(0, "resume", 8.1, session="00000001", player="A", move=1, limit_ms=1),
            None)  # a straggler of the old session restores nothing
     assert c.reboot_text() == "t1 lost power at %s, back at %s, not restored: players " \
-        "carry on from move 1" % (words_time(E0 + 5.0), words_time(E0 + 8.0))
+        "carry on from move 1" % (clock_time(E0 + 5.0), clock_time(E0 + 8.0))
 
 
 def test_two_reboots_in_a_row_the_newest_is_said():
@@ -563,7 +559,7 @@ def test_two_reboots_in_a_row_the_newest_is_said():
     c.feed(boot(host_s=20.0, session="00000003"), None)
     assert [r["session"] for r in c.reboots] == ["00000002", "00000003"]
     assert c.reboot_text() == "t1 lost power at %s, back at %s, not restored: players " \
-        "carry on from move 1" % (words_time(E0 + 12.0), words_time(E0 + 20.0))
+        "carry on from move 1" % (clock_time(E0 + 12.0), clock_time(E0 + 20.0))
     # anchored after the newest power loss: a backlog of the newest session
     # (both at once) never puts it before the second session's last record
     c.feed(rec(10000, "health", 21.0, session="00000003"), None)

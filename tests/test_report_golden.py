@@ -12,6 +12,7 @@ samples); a change of the layout is renewed with
 The text goldens come first and import no matplotlib (the plots come after
 them). In-process and quick (no simulation at test time): this is the first file
 ``make mutate`` runs against hallclock.views.report."""
+import csv
 import io
 import json
 import os
@@ -499,7 +500,7 @@ def test_the_players_names_are_in_the_titles_the_claims_and_the_csv(logs, tmp_pa
     assert row2.split()[1:6] == ["Jana", "Nováková", "vs", "Petr", "Dvořák"]
     (row1,) = [line for line in claims.splitlines() if line.startswith("  table-1")]
     assert row1.split()[1:3] == ["2", "B"]  # no names: the players cell is empty
-    rows = list(__import__("csv").DictReader(io.StringIO(csv_text(games, tmp_path))))
+    rows = list(csv.DictReader(io.StringIO(csv_text(games, tmp_path))))
     assert {(r["clock"], r["player"], r["name"]) for r in rows} == {
         ("table-1", "A", ""), ("table-1", "B", ""), ("table-2", "A", "Jana Nováková"),
         ("table-2", "B", "Petr Dvořák")}
