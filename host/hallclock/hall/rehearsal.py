@@ -475,16 +475,17 @@ def play_truth(mode, values, actions, inputs, faces=(), until=None):
     truth = Truth(mode, values)
     steps = []
     for t, kind, arg in actions:
-        if kind == "press":
-            steps.append((t, 1, BUTTON_NAMES.index(arg)))
+        if kind == "press" and (until is None or t + DEBOUNCE_MS < until):
+            steps.append((t, 1, BUTTON_NAMES.index(arg)))  # not one the power cut
         elif kind == "end":
             steps.append((t, 2, ("end",)))
     for t, cmd in inputs:
         # the host's frames are read in the pass before the buttons'; a restore first
         steps.append((t, -1 if isinstance(cmd, tuple) and cmd[0] == "S" else 0, cmd))
     # a press counts once its contact has been closed DEBOUNCE_MS (hw/buttons.py): a
-    # host frame taken in between (the referee's GONG) comes before it, the press
-    # keeping the moment its contact closed
+    # host frame taken or a deadline due in between (the referee's GONG, the
+    # ten-minute gong, a warning) comes before it, the press keeping the moment
+    # its contact closed
     frames = sorted(t for t, cmd in inputs)
     late = {}
     for k, (t, order, cmd) in enumerate(steps):
@@ -494,7 +495,7 @@ def play_truth(mode, values, actions, inputs, faces=(), until=None):
                 late[k] = during[-1]
     steps = [(late.get(k, t), order, cmd, t) for k, (t, order, cmd) in enumerate(steps)]
     steps.sort(key=lambda s: (s[0], s[1]))
-    for t, _order, cmd, edge in steps:
+    for t, order, cmd, edge in steps:
         truth.advance(t, faces)
         if isinstance(cmd, tuple) and cmd[0] == "N" and any(
                 e["event"] == "round" and e["t_ms"] == t and e.get("elapsed_ms") == cmd[2]
@@ -503,6 +504,11 @@ def play_truth(mode, values, actions, inputs, faces=(), until=None):
             # round frame the host sent besides, refused, is an input of its own)
         if truth.model.app.ended and not isinstance(cmd, tuple):
             continue  # a press after the session's end: the clock is off
+        due = truth.model.app.core.next_deadline(t) if order == 1 else None
+        if due is not None and due < edge + DEBOUNCE_MS:  # a gong or warning sounds first
+            truth.advance(edge + DEBOUNCE_MS, faces)
+            truth.apply(edge, cmd, taken=edge + DEBOUNCE_MS)
+            continue
         if edge != t:
             truth.apply(edge, cmd, taken=t)
             continue
