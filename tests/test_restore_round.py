@@ -119,3 +119,33 @@ def test_a_start_pressed_before_the_restore_does_not_begin_a_new_round(tmp_path)
     assert t.gongs(NEXT) == [(BACK, "start")]
     assert t.texts()[1] == "P-  1"
     assert t.model_face() == (t.texts(), [])
+
+
+def test_a_press_whose_contact_closed_before_the_restore_is_timed_from_the_restore(tmp_path):
+    """PAUSE's contact closes 6 ms before the restore is taken and is handed
+    over by the debounce (12 ms) after it: the restored move cannot end or
+    pause before it began, so the press is timed at the restore, and the
+    player keeps at most the move's 8 s (ČAS 16.8, 5.1.3; before, 8.006 s: '0:09')."""
+    acts = [(0, "press", "START"), (1000, "press", "B"), (1020, "reboot", None),
+            (1220, "press", "PAUSE")]
+    t = Table(tmp_path, start_after_reboot=False)
+    t.runner = Runner("scrabble", parse("scrabble", PAIRS), acts, clock="table-1")
+    t.hold = True  # the restore waits until PAUSE's contact has closed
+    r = t.runner
+    while r.ms <= 1220:  # up to the pass at the contact's edge; the next is due at 1232
+        t.run_to(r.ms + 1)
+    assert t.held and not t.records(NEXT, "resume")
+    for frame in t.held:
+        r.feed(frame)
+    t.hold = False
+    for ms in (1224, 1226):  # the frame wakes the loop: two passes read its 89 bytes
+        r.ms = ms  # (64 a pass), both before the debounce's at 1232
+        r.step()
+    t.host.feed(r.take_output())
+    t.run_to(3000)
+    resume = t.records(NEXT, "resume")[0]
+    pause = t.records(NEXT, "pause")[0]
+    assert resume["t_ms"] == 1226 - 1020 and resume["limit_ms"] == 8000, resume
+    assert pause["t_ms"] == resume["t_ms"], (resume, pause)
+    assert t.texts()[0].strip() == "0:08", t.texts()
+    assert t.model_face() == (t.texts(), [])

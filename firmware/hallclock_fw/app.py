@@ -75,6 +75,7 @@ class App:
         self.mode = mode
         self.settings = settings
         self.t0 = now
+        self.floor = now  # no press is timed before the game it acts on began (a restore)
         self.core = _module(True).make_core(mode, settings, self._event)
         self.link = DeviceLink(uart, sid, clock, mode,
                                _module(False).format_text(mode, settings), VERSION, now)
@@ -112,6 +113,8 @@ class App:
         """A button event (code, or code | LONG) reaches the core."""
         if self.ended:
             return
+        if ticks_diff(now, self.floor) < 0:  # its contact closed before the restore came
+            now = self.floor
         if self.setup is not None and self.setup.button(self, code, now):
             return
         if code == BTN_PAUSE:
@@ -310,7 +313,10 @@ class App:
             if mode != self.mode or values != self.settings:
                 self._take_settings(mode, values, now)
                 self.unsaved = self.store is not None
-            return self.core.restore(ints, now)
+            if not self.core.restore(ints, now):
+                return False
+            self.floor = now
+            return True
         if not (self.ended or core.fresh() or core.over()):
             self._event(EV_REFUSED, now, NULL, _REFUSED_SETTINGS, _REASON_GAME_RUNNING, 0)
             return False
