@@ -517,3 +517,18 @@ def test_a_press_still_settling_when_the_power_goes_is_not_in_the_truth(tmp_path
     truth = rehearsal.play_truth("scrabble", values, presses, [], until=40000)
     assert "press" not in logged, logged
     assert [e["event"] for e in truth.events if e["event"] in ("press", "turn")] == ["turn"]
+
+
+def test_a_face_between_a_late_taken_press_and_its_pass_shows_the_press():
+    """The views show a press from the moment its contact closed (the log's
+    t_ms); the truth's face there does too when a gong made the press wait
+    for the debounce (a README day: table-3 at 180 011 ms, press at 180 000)."""
+    values = rehearsal.settings_mod.parse("scrabble", ["round_min=4", "round_warn_min=1"])
+    acts = [(2, "press", "START"), (180000, "press", "B"), (200000, "end", None)]
+    faces = [179999, 180000, 180005, 180011, 180012]
+    truth = rehearsal.play_truth("scrabble", values, acts, [], faces=faces)
+    assert [e["event"] for e in truth.events if 180000 <= e["t_ms"] < 180100] == \
+        ["gong", "turn"]
+    assert truth.faces[179999].move is None
+    assert all(truth.faces[f].move == 1 for f in faces[1:]), [truth.faces[f].move for f in faces]
+    assert truth.faces[180011].displays[0].strip() == "2:00"

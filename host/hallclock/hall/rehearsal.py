@@ -506,11 +506,14 @@ def play_truth(mode, values, actions, inputs, faces=(), until=None):
             continue  # a press after the session's end: the clock is off
         due = truth.model.app.core.next_deadline(t) if order == 1 else None
         if due is not None and due < edge + DEBOUNCE_MS:  # a gong or warning sounds first
-            truth.advance(edge + DEBOUNCE_MS, faces)
-            truth.apply(edge, cmd, taken=edge + DEBOUNCE_MS)
-            continue
+            t = edge + DEBOUNCE_MS
+            truth.advance(t, faces)
         if edge != t:
             truth.apply(edge, cmd, taken=t)
+            for f in faces:  # a face from the press's moment on shows it, as the log does
+                if edge <= f < t:
+                    truth.model.t_ms = f
+                    truth.faces[f] = truth.model.face(f)
             continue
         truth.apply(t, cmd)  # (a frame after the end is still answered: refused)
     if not truth.model.app.ended:
