@@ -106,11 +106,12 @@ def build_romfs(folder=None):
     return image
 
 
-def romfs_ratio():
-    image = build_romfs()
+def romfs_ratio(folder=None):
+    image = build_romfs(folder)
     out = {"image_bytes": os.path.getsize(image)}
-    for mode, core in CORES.items():
-        mods = COMMON + [core]
+    from hallclock_fw import settings
+    for mode in settings.MODES:
+        mods = COMMON + [core_module(mode)]
         mpy = import_heap(mods)
         rom = import_heap(mods, image)
         out[mode] = {"mpy_bytes": mpy, "romfs_bytes": rom, "ratio": round(rom / mpy, 3)}

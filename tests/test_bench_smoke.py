@@ -171,3 +171,17 @@ def test_office_benchmark_counts_every_event_of_its_window(tmp_path):
                               10.0, window_end=0.05)
     assert "events sent" not in res.get("FAILED", "")  # seq 2 is past the window
     assert res.get("unchecked", res)["office_latency_ms"]["n"] == 1
+
+
+def test_the_romfs_ratio_covers_every_mode_of_the_registry(tmp_path):
+    """bench/unixheap.py's ROMFS figure (docs/benchmarks.md "Heap on the unix
+    port"): the heap after importing each mode's modules from /rom against
+    from .mpy, for every mode the registry has (it once named a table that
+    the registry replaced, and make bench stopped there)."""
+    import unixheap
+    from hallclock_fw import settings
+    res = unixheap.romfs_ratio(str(tmp_path))
+    assert res["image_bytes"] > 0
+    for mode in settings.MODES:
+        got = res[mode]
+        assert 0 < got["romfs_bytes"] < got["mpy_bytes"], (mode, got)
