@@ -131,9 +131,9 @@ def worker(devs, t0, duration_ms, press_ms, seed, self_ack, out_q, inherited=())
                     while k < len(marks) and marks[k][0] <= d["written"]:
                         d["stamps"].setdefault(marks[k][1], t)
                         k += 1
+                    if self_ack and k:  # what has left, never an event still in the ring
+                        r.feed(hostframes.ack(d["sid"], marks[k - 1][1]))
                     del marks[:k]
-                    if self_ack and k:
-                        r.feed(hostframes.ack(d["sid"], r.app.link.seq))
             if d["status"] != DONE or d["pending"]:
                 live += 1
         if not live or time.monotonic() > stop_at:

@@ -185,3 +185,14 @@ def test_the_romfs_ratio_covers_every_mode_of_the_registry(tmp_path):
     for mode in settings.MODES:
         got = res[mode]
         assert 0 < got["romfs_bytes"] < got["mpy_bytes"], (mode, got)
+
+
+def test_the_pty_baseline_stores_every_event_a_clock_emits(tmp_path):
+    """The scale benchmark's baseline (bytes copied to a file, the device
+    acknowledging what it wrote) on one clock for a second: every event is
+    on disk.  It once acknowledged the link's newest event before the link
+    had sent it (the boot's health report), and every clock came up short."""
+    import scale
+    res = scale.phase(1, "baseline", 1.0, tmp=str(tmp_path))
+    assert "FAILED" not in res, res.get("FAILED")
+    assert res["events_lost"] == 0 and res["events_stored"] == res["events_emitted"] > 2
