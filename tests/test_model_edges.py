@@ -795,3 +795,29 @@ def test_a_viewer_replays_a_round_that_ran_out_during_the_outage():
     m = viewer(old_recs + new)
     assert m.mismatches == [] and m.inputs == [(5000, "restore")]
     assert m.face(5000).facts["playout"] == "finish_round"
+
+
+def test_a_game_restored_before_its_first_move_refuses_new_settings_in_the_model():
+    """A clock rebooted after the round's START and before a move: the restore
+    the logger sent (its power_loss record) gives the round back, which logs
+    only a ``round`` -- as an N frame would -- and leaves the clock no longer
+    fresh, so it refuses the host's new settings (docs/protocol.md "Power loss
+    and restore").  The model takes the restore, not an N, and explains the
+    refusal (the property at length found it: bench/display.py)."""
+    new = "00010002"
+    settings = {"move_s": 8, "warn_s": "", "round_min": 1, "round_warn_min": 0}
+    records = [boot(**settings), rec(0, "round", round=1, elapsed_ms=0),
+               rec(0, "power_loss", last_seq=3, next_session=new, restore={
+                   "mode": "scrabble", "settings": "move_s=8;warn_s=;round_min=1;round_warn_min=0",
+                   "values": [0, -1, 8000, 0, 1, 0, -1, 0]}),
+               boot(session=new, **settings),
+               rec(100, "round", session=new, round=1, elapsed_ms=1),
+               rec(112, "refused", session=new, player=None, what="settings",
+                   reason="game_running"),
+               rec(5750, "end", session=new)]
+    clocks = Clocks()
+    for r in records:
+        clocks.feed(r, None)
+    m = clocks.get("t1").model
+    assert m.mismatches == [], m.mismatches
+    assert [name for _t, name in m.inputs][:1] == ["restore"], m.inputs

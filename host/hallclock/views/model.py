@@ -429,8 +429,10 @@ class Model:
         elif ev == "refused" and rec.get("what") == "round":
             out.append(("N", 0, 0))  # a round frame this clock could not take
         if self.restore_values is not None:
+            # first: the restore the host sent (a game restored before its first move
+            # logs only a "round", which an N frame would explain too, but leave fresh)
             mode, stext, values = self.restore_values
-            out.append(("S", mode, stext) + tuple(values))
+            out.insert(0, ("S", mode, stext) + tuple(values))
         elif ev == "resume" and self.restore_guess is not None:
             out.extend(self._guessed_restores(rec))
         return out
