@@ -137,3 +137,39 @@ def test_logger_relays_a_hall_unit_on_the_network(tmp_path):
             assert kinds[:1] == ["start"], (c, kinds)
     finally:
         h.close()
+
+
+def test_our_own_mosquitto_takes_another_port_when_its_free_one_was_taken(monkeypatch):
+    """The free port hall-simulate's broker was given is taken by another
+    program before Mosquitto binds it (tests in parallel met it: 'mosquitto
+    exited at once ... is port 44460 taken?'): it starts on another one."""
+    import socket
+    from hallclock.hall import netsim
+    from hallclock.net import broker as broker_mod
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    real = broker_mod.free_port
+    given = iter([taken.getsockname()[1]])
+    monkeypatch.setattr(broker_mod, "free_port", lambda: next(given, None) or real())
+    try:
+        with netsim.OwnBroker(["table-1"]) as own:
+            assert own.port != taken.getsockname()[1]
+            socket.create_connection(own.address, timeout=5).close()
+    finally:
+        taken.close()
+
+
+def test_a_free_port_for_our_listeners_is_below_the_ports_connections_take():
+    """Outgoing connections (every clock's, the logger's) take their own port
+    from the kernel's ephemeral range; a listener's port drawn there may be
+    one of theirs a moment later, so free_port draws below it, and the port
+    it gives can be bound."""
+    import socket
+    from hallclock.net import broker as broker_mod
+    low = broker_mod._ephemeral_low()
+    ports = {broker_mod.free_port() for _ in range(20)}
+    assert all(1024 <= p < low for p in ports), (low, sorted(ports))
+    assert len(ports) > 1  # drawn, not one fixed port every test would share
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", ports.pop()))

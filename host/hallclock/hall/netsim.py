@@ -25,12 +25,19 @@ class OwnBroker:
     """Mosquitto on a generated configuration in a temporary folder the
     ``mosquitto`` user can enter (removed afterwards)."""
 
+    TRIES = 3  # a free port may be taken by another program before Mosquitto binds it
+
     def __init__(self, clocks, hall=HALL):
         self.folder = tempfile.mkdtemp(prefix="hallclock-broker-")
         os.chmod(self.folder, 0o711)  # mosquitto (when we are root) enters, lists nothing
+        self.clocks, self.hall = clocks, hall
+        self._configure()
+
+    def _configure(self):
         self.port = broker_mod.free_port()
         conf = os.path.join(self.folder, "conf")
-        self.creds = broker_mod.write_config(conf, hall, clocks, port=self.port,
+        shutil.rmtree(conf, ignore_errors=True)
+        self.creds = broker_mod.write_config(conf, self.hall, self.clocks, port=self.port,
                                              bind="127.0.0.1")
         self.cred_file = os.path.join(conf, "credentials.json")
         extra = ["user root"] if broker_mod.reachable_by_broker(conf) else []
@@ -38,7 +45,15 @@ class OwnBroker:
         self.address = ("127.0.0.1", self.port)
 
     def __enter__(self):
-        self.broker.start()
+        for attempt in range(self.TRIES):
+            try:
+                self.broker.start()
+                return self
+            except broker_mod.BrokerExited:
+                if attempt == self.TRIES - 1:
+                    shutil.rmtree(self.folder, ignore_errors=True)
+                    raise
+                self._configure()
         return self
 
     def __exit__(self, *exc):

@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import pwd
+import random
 import secrets
 import shutil
 import signal
@@ -423,10 +424,35 @@ def check_dir(folder):
     return conf
 
 
+def _ephemeral_low():
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port():
+    """A localhost port free now, for a listener started next: drawn below the
+    kernel's ephemeral range, which every outgoing connection's own port comes
+    from (a port the kernel hands out for bind(0) may be one's a moment later)."""
+    high = _ephemeral_low() - 1
+    low = max(1024, high - 12000)
+    for _ in range(50):
+        port = random.randint(low, high)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+class BrokerExited(HallclockError):
+    """Mosquitto stopped at once (most likely its port was taken meanwhile)."""
 
 
 class Broker:
@@ -458,7 +484,7 @@ class Broker:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise HallclockError(f"mosquitto exited at once (status {self.proc.returncode}); "
+                raise BrokerExited(f"mosquitto exited at once (status {self.proc.returncode}); "
                                      f"check {conf} (is port {self.port} taken?)")
             try:
                 socket.create_connection((self.host, self.port), timeout=0.5).close()
