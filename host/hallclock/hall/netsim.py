@@ -54,7 +54,6 @@ class OwnBroker:
                     shutil.rmtree(self.folder, ignore_errors=True)
                     raise
                 self._configure()
-        return self
 
     def __exit__(self, *exc):
         self.broker.stop()

@@ -485,7 +485,7 @@ class Broker:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise BrokerExited(f"mosquitto exited at once (status {self.proc.returncode}); "
-                                     f"check {conf} (is port {self.port} taken?)")
+                                   f"check {conf} (is port {self.port} taken?)")
             try:
                 socket.create_connection((self.host, self.port), timeout=0.5).close()
                 return self
