@@ -471,12 +471,12 @@ def test_a_round_frame_refused_after_a_restore_is_in_the_truth():
 @pytest.mark.parametrize("before", [0, 5, 11, 12])
 def test_a_press_whose_contact_closes_just_before_a_gong_is_logged_as_the_clock_does(
         tmp_path, before):
-    """A contact that closes ``before`` ms ahead of the ten-minute gong (6.1) or
-    of the mover's first warning:
-    the buttons hand the press over DEBOUNCE_MS later (hw/buttons.py), so a gong
-    due in between sounds first and the press keeps the moment its contact
-    closed (a CI day met it at 180 000 ms, the gong at 180 002).  The truth is
-    played against the virtual clock's own log, record by record."""
+    """A contact that closes ``before`` ms ahead of the ten-minute gong (ČAS
+    6.1) or of the mover's 30 s warning (16.8): the buttons hand the press over
+    DEBOUNCE_MS later (hw/buttons.py), so a signal due in between comes first
+    and the press keeps the moment its contact closed (a CI day met it at
+    180 000 ms, the gong at 180 002).  The truth is played against the virtual
+    clock's own log, record by record."""
     from hallclock.vboard.device import simulate
     from hallclock.link.logfile import read_records
     from hallclock.views.model import same
@@ -485,7 +485,7 @@ def test_a_press_whose_contact_closes_just_before_a_gong_is_logged_as_the_clock_
     gong = start + 180000  # START keeps the moment its contact closed too
     acts = [(start, "press", "START"), (1000, "press", "B"), (60000, "press", "A"),
             (100000, "press", "B"), (150000, "press", "A"),
-            (gong - before, "press", "B"),  # A's 30 s warning (ČAS 8) at +90 s:
+            (gong - before, "press", "B"),  # A's 30 s warning is due 90 s later:
             (gong - before + 90000 - before, "press", "A"), (300000, "end", None)]
     out = tmp_path / "log.jsonl"
     simulate(acts, "scrabble", values, str(out))
