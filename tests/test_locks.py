@@ -230,3 +230,31 @@ def test_after_a_sigkill_the_next_logger_clears_the_lock_and_starts(tmp_path, ta
     seqs = [r["seq"] for r in read_records(out) if r["clock"] == "table-1"]
     assert seqs == list(range(1, len(seqs) + 1))  # resumed, nothing twice, nothing lost
     assert not os.path.exists(out + ".lock")
+
+
+def test_a_lost_pty_keeps_its_name_from_the_next_pty_made():
+    """A pty never comes back: once its line is gone the kernel gives its
+    number (/dev/pts/N) to the next pty made -- another program's line, which
+    a logger retrying the name took over (parallel tests met it: a START
+    relayed to another test's clock, 'in use by' on a fresh pty).  The port
+    holds the lost pty until it is closed, so no new pty gets the name and
+    the retries find nothing; a USB port's name comes back with the board."""
+    from hallclock.link.transport import Port
+    master, slave = os.openpty()
+    path = os.ttyname(slave)
+    port = Port(path, retry_s=0)
+    port.open()
+    os.close(master)
+    os.close(slave)
+    assert port.read(ready=True) == b"" and port.state == "lost"
+    made = [os.openpty() for _ in range(8)]
+    try:
+        assert path not in [os.ttyname(s) for _m, s in made]
+        for _ in range(3):
+            assert port.read() == b""
+        assert port.ser is None and port.state == "lost"
+    finally:
+        port.close()
+        for m, s in made:
+            os.close(m)
+            os.close(s)

@@ -86,6 +86,9 @@ class Port:
         self.reconnects = 0
         self.out = bytearray()  # written but not yet taken by the line
         self.on_change = None  # called when the port's fd comes or goes (pollers)
+        # a lost pty stays open until close(): the kernel would give its number
+        # (/dev/pts/N) to the next pty made, another program's line
+        self.gone = None
 
     def open(self):
         """First open: a port that cannot be opened is bad input (exit 2)."""
@@ -105,11 +108,15 @@ class Port:
         return self.ser.fileno() if self.ser is not None else None
 
     def _lost(self):
-        try:
-            if self.ser is not None:
-                self.ser.close()
-        except (serial.SerialException, OSError):
-            pass
+        if self.ser is not None and self.path.startswith("/dev/pts/") \
+                and not os.path.islink(self.path) and self.gone is None:
+            self.gone = self.ser  # a pty never comes back
+        else:
+            try:
+                if self.ser is not None:
+                    self.ser.close()
+            except (serial.SerialException, OSError):
+                pass
         self.ser = None
         self.out = bytearray()
         self.state = "lost"
@@ -185,6 +192,12 @@ class Port:
             pass
 
     def close(self):
+        if self.gone is not None:
+            try:
+                self.gone.close()
+            except (serial.SerialException, OSError):
+                pass
+            self.gone = None
         if self.ser is not None:
             try:
                 self.ser.close()
