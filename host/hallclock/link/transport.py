@@ -112,11 +112,7 @@ class Port:
                 and not os.path.islink(self.path) and self.gone is None:
             self.gone = self.ser  # a pty never comes back
         else:
-            try:
-                if self.ser is not None:
-                    self.ser.close()
-            except (serial.SerialException, OSError):
-                pass
+            _shut(self.ser)
         self.ser = None
         self.out = bytearray()
         self.state = "lost"
@@ -192,19 +188,21 @@ class Port:
             pass
 
     def close(self):
-        if self.gone is not None:
-            try:
-                self.gone.close()
-            except (serial.SerialException, OSError):
-                pass
-            self.gone = None
+        _shut(self.gone)
+        self.gone = None
         if self.ser is not None:
-            try:
-                self.ser.close()
-            except (serial.SerialException, OSError):
-                pass
+            _shut(self.ser)
             self.ser = None
             self._changed()
+
+
+def _shut(ser):
+    """Close a serial port object (None: nothing); a port already gone is no error."""
+    try:
+        if ser is not None:
+            ser.close()
+    except (serial.SerialException, OSError):
+        pass
 
 
 def read_fd(fd, size=4096):
