@@ -258,3 +258,32 @@ def test_a_lost_pty_keeps_its_name_from_the_next_pty_made():
         for m, s in made:
             os.close(m)
             os.close(s)
+
+
+def test_a_pty_lost_while_its_line_still_lives_is_taken_again():
+    """A read error on a pty whose other end is still open: the port holds
+    the lost pty (its name stays its own), and its retry finds the name still
+    there -- the same pty -- lets go of the old handle and opens it again
+    (an exclusive open beside the held one would be refused for ever)."""
+    from hallclock.link.transport import Port
+    master, slave = os.openpty()
+    path = os.ttyname(slave)
+    port = Port(path, retry_s=0)
+    try:
+        port.open()
+        port._lost()  # as a read error does
+        assert port.ser is None and port.gone is not None
+        port.read()
+        assert port.state == "connected" and port.ser is not None and port.gone is None
+        os.write(master, b"hello\n")
+        assert wait_for_read(port) == b"hello\n"
+    finally:
+        port.close()
+        os.close(master)
+        os.close(slave)
+
+
+def wait_for_read(port, timeout=10.0):
+    import select
+    select.select([port.fileno()], [], [], timeout)
+    return port.read(ready=True)

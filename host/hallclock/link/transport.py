@@ -124,6 +124,11 @@ class Port:
         if now < self.next_try:
             return
         self.next_try = now + self.retry_s
+        if self.gone is not None:
+            if not os.path.exists(self.path):
+                return  # the pty is gone; while we hold it no other pty takes its name
+            _shut(self.gone)  # still there: the same pty (its name cannot pass on)
+            self.gone = None
         try:
             self.ser = open_serial(self.path)  # never a reset: the game goes on
             self.state = "connected"
